@@ -1,0 +1,68 @@
+package compat
+
+import "strings"
+
+// Error is an error with the HTTP status and body Java Nacos 1.4.8 answers
+// with. Domain packages return it (or wrap it); the HTTP layer's error handler
+// writes Status and Body unchanged.
+type Error struct {
+	Status int
+	Body   string
+	// ContentType, when set, overrides the default text/plain content type.
+	ContentType string
+}
+
+// Error returns the body.
+func (e *Error) Error() string { return e.Body }
+
+// IllegalArgument is Java's IllegalArgumentException (including
+// NumberFormatException) through ConsoleExceptionHandler: 400 "caused: msg;".
+// Extra messages are appended as the cause chain (naming-v1.md §1.6).
+func IllegalArgument(msg string, causes ...string) *Error {
+	return &Error{Status: 400, Body: causedBody(msg, causes)}
+}
+
+// ServerError is every other exception (NacosException whatever its code,
+// IllegalStateException, missing @RequestParam, NPE): 500 "caused: msg;"; an
+// empty message gives an empty body (naming-v1.md §1.6).
+func ServerError(msg string, causes ...string) *Error {
+	return &Error{Status: 500, Body: causedBody(msg, causes)}
+}
+
+// Forbidden is AccessException: 403 with the bare message.
+func Forbidden(msg string) *Error { return &Error{Status: 403, Body: msg} }
+
+func causedBody(msg string, causes []string) string {
+	if msg == "" {
+		return ""
+	}
+	var sb strings.Builder
+	sb.WriteString("caused: ")
+	sb.WriteString(msg)
+	sb.WriteString(";")
+	for _, c := range causes {
+		if c == "" {
+			break
+		}
+		sb.WriteString("caused: ")
+		sb.WriteString(c)
+		sb.WriteString(";")
+	}
+	return sb.String()
+}
+
+// ParamRequired is WebUtils.required's message for a missing or blank value.
+func ParamRequired(name string) *Error {
+	return IllegalArgument("Param '" + name + "' is required.")
+}
+
+// NumberFormat is Integer.parseInt/Double.parseDouble's NumberFormatException.
+func NumberFormat(input string) *Error {
+	return IllegalArgument(`For input string: "` + input + `"`)
+}
+
+// MissingRequestParam is Spring's MissingServletRequestParameterException
+// (Spring 5.3 / Boot 2.7 wording) for an @RequestParam of the given Java type.
+func MissingRequestParam(name, javaType string) *Error {
+	return ServerError("Required request parameter '" + name + "' for method parameter type " + javaType + " is not present")
+}
