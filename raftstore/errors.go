@@ -1,0 +1,62 @@
+package raftstore
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/hashicorp/raft"
+)
+
+// Sentinel errors returned by Store. Test them with errors.Is: most are
+// wrapped with context on the way out.
+var (
+	// ErrNotLeader is returned by writes (Apply, AddVoter, RemoveServer)
+	// on a node that is not the raft leader. Nothing was written; the
+	// caller may forward the request to LeaderAddr.
+	ErrNotLeader = errors.New("raftstore: not the leader")
+
+	// ErrCondFailed is returned by Apply when a Cond of the batch did not
+	// hold. Nothing of the batch was applied. The returned error is a
+	// *CondError naming the condition (use errors.As).
+	ErrCondFailed = errors.New("raftstore: condition failed")
+
+	// ErrClosed is returned by operations on a Store after Close.
+	ErrClosed = errors.New("raftstore: store closed")
+
+	// ErrInvalidBatch is returned by Apply for a batch that can never be
+	// applied (unknown op or cond kind, empty bucket). Nothing was sent to
+	// raft.
+	ErrInvalidBatch = errors.New("raftstore: invalid batch")
+
+	// ErrTimeout is returned when raft could not accept a write within
+	// Config.ApplyTimeout (or the context deadline). Nothing was written.
+	ErrTimeout = errors.New("raftstore: timed out enqueueing write")
+
+	// ErrLeadershipLost is returned by Apply when the node lost leadership
+	// after the write was sent: the write may or may not be committed.
+	// Do not blindly retry a non-idempotent write on another node.
+	ErrLeadershipLost = raft.ErrLeadershipLost
+)
+
+// CondError reports which condition of a Batch failed. It wraps
+// ErrCondFailed, so errors.Is(err, ErrCondFailed) holds.
+type CondError struct {
+	// Index is the position of the failed condition in Batch.Conds.
+	Index int
+	// Cond is the failed condition.
+	Cond Cond
+}
+
+// Error implements error.
+func (e *CondError) Error() string {
+	c := e.Cond
+	switch c.Kind {
+	case CondRev:
+		return fmt.Sprintf("raftstore: condition %d failed: %s %q/%q rev %d", e.Index, c.Kind, c.Bucket, c.Key, c.Rev)
+	default:
+		return fmt.Sprintf("raftstore: condition %d failed: %s %q/%q", e.Index, c.Kind, c.Bucket, c.Key)
+	}
+}
+
+// Unwrap returns ErrCondFailed.
+func (e *CondError) Unwrap() error { return ErrCondFailed }

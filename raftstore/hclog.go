@@ -1,0 +1,112 @@
+package raftstore
+
+import (
+	"context"
+	"io"
+	"log"
+	"log/slog"
+	"sync/atomic"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// hclogAdapter routes hashicorp/raft's hclog output to a *slog.Logger.
+// hclog levels map to slog levels (Trace is Debug-4); the adapter's own
+// level (SetLevel) filters on top of the slog handler's.
+type hclogAdapter struct {
+	base    *slog.Logger // with implied args, without the name
+	l       *slog.Logger // base plus the name
+	name    string
+	implied []any
+	level   *atomic.Int32 // hclog.Level, shared by derived loggers
+}
+
+var _ hclog.Logger = (*hclogAdapter)(nil)
+
+func newHclogAdapter(l *slog.Logger, name string) *hclogAdapter {
+	lv := new(atomic.Int32)
+	lv.Store(int32(hclog.Trace))
+	return &hclogAdapter{base: l, l: l.With("logger", name), name: name, level: lv}
+}
+
+func slogLevel(level hclog.Level) slog.Level {
+	switch level {
+	case hclog.Trace:
+		return slog.LevelDebug - 4
+	case hclog.Debug:
+		return slog.LevelDebug
+	case hclog.Warn:
+		return slog.LevelWarn
+	case hclog.Error:
+		return slog.LevelError
+	default:
+		return slog.LevelInfo
+	}
+}
+
+func (a *hclogAdapter) enabled(level hclog.Level) bool {
+	if level == hclog.Off || level < hclog.Level(a.level.Load()) {
+		return false
+	}
+	return a.l.Enabled(context.Background(), slogLevel(level))
+}
+
+func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
+	if !a.enabled(level) {
+		return
+	}
+	a.l.Log(context.Background(), slogLevel(level), msg, args...)
+}
+
+func (a *hclogAdapter) Trace(msg string, args ...any) { a.Log(hclog.Trace, msg, args...) }
+func (a *hclogAdapter) Debug(msg string, args ...any) { a.Log(hclog.Debug, msg, args...) }
+func (a *hclogAdapter) Info(msg string, args ...any)  { a.Log(hclog.Info, msg, args...) }
+func (a *hclogAdapter) Warn(msg string, args ...any)  { a.Log(hclog.Warn, msg, args...) }
+func (a *hclogAdapter) Error(msg string, args ...any) { a.Log(hclog.Error, msg, args...) }
+
+func (a *hclogAdapter) IsTrace() bool { return a.enabled(hclog.Trace) }
+func (a *hclogAdapter) IsDebug() bool { return a.enabled(hclog.Debug) }
+func (a *hclogAdapter) IsInfo() bool  { return a.enabled(hclog.Info) }
+func (a *hclogAdapter) IsWarn() bool  { return a.enabled(hclog.Warn) }
+func (a *hclogAdapter) IsError() bool { return a.enabled(hclog.Error) }
+
+func (a *hclogAdapter) ImpliedArgs() []any { return a.implied }
+
+func (a *hclogAdapter) With(args ...any) hclog.Logger {
+	c := *a
+	c.base = a.base.With(args...)
+	c.l = c.base.With("logger", a.name)
+	c.implied = append(a.implied[:len(a.implied):len(a.implied)], args...)
+	return &c
+}
+
+func (a *hclogAdapter) Name() string { return a.name }
+
+func (a *hclogAdapter) Named(name string) hclog.Logger {
+	if a.name != "" {
+		name = a.name + "." + name
+	}
+	return a.ResetNamed(name)
+}
+
+func (a *hclogAdapter) ResetNamed(name string) hclog.Logger {
+	c := *a
+	c.name = name
+	c.l = a.base.With("logger", name)
+	return &c
+}
+
+func (a *hclogAdapter) SetLevel(level hclog.Level) { a.level.Store(int32(level)) }
+func (a *hclogAdapter) GetLevel() hclog.Level      { return hclog.Level(a.level.Load()) }
+
+func (a *hclogAdapter) StandardLogger(opts *hclog.StandardLoggerOptions) *log.Logger {
+	level := slog.LevelInfo
+	if opts != nil && opts.ForceLevel != hclog.NoLevel {
+		level = slogLevel(opts.ForceLevel)
+	}
+	return slog.NewLogLogger(a.l.Handler(), level)
+}
+
+func (a *hclogAdapter) StandardWriter(opts *hclog.StandardLoggerOptions) io.Writer {
+	return a.StandardLogger(opts).Writer()
+}

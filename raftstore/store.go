@@ -1,0 +1,453 @@
+// Package raftstore is nacosd's CP store: a hashicorp/raft node whose
+// replicated state is an in-memory, multi-bucket key/value map.
+//
+// Every write is one Batch of conditions and operations, applied
+// atomically at one raft log index (the records' Rev). Domain packages
+// (naming, config) keep their data in buckets, read it with Get and Scan,
+// and follow changes with Watch. See DESIGN.md for the reasons.
+//
+// The raft log and stable store live in a bolt file (raft-boltdb/v2),
+// snapshots in a file snapshot store, both under Config.Dir; peers talk
+// over raft's TCP NetworkTransport. Standalone nacosd is a one-node
+// cluster (Config.Bootstrap).
+package raftstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+	"go.etcd.io/bbolt"
+)
+
+// Store is a raft node and its key/value state. Reads (Get, Scan, Len)
+// are served from local memory and never wait for raft; writes go through
+// the leader's log. All methods are safe for concurrent use.
+type Store struct {
+	cfg   Config
+	log   *slog.Logger
+	fsm   *fsm
+	raft  *raft.Raft
+	trans *raft.NetworkTransport
+	bolt  *raftboltdb.BoltStore
+
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// Open opens (or creates) the store in cfg.Dir and starts the raft node.
+// On an existing directory it returns only once the state is rebuilt from
+// the latest snapshot and the log. On a one-node cluster it also waits for
+// leadership, so the caller can write at once. On failure everything
+// opened so far is closed again.
+func Open(cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	s := &Store{cfg: cfg, log: cfg.Logger, closed: make(chan struct{})}
+	if err := s.open(); err != nil {
+		s.shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) open() error {
+	cfg := s.cfg
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return fmt.Errorf("raftstore: create dir %s: %w", cfg.Dir, err)
+	}
+	hl := newHclogAdapter(s.log, "raft")
+
+	dbPath := filepath.Join(cfg.Dir, "raft.db")
+	// A lock timeout turns "another process has the directory" into an
+	// error instead of a hang.
+	bs, err := raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second}})
+	if err != nil {
+		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
+	}
+	s.bolt = bs
+
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, cfg.SnapshotRetain, hl.Named("snapshot"))
+	if err != nil {
+		return fmt.Errorf("raftstore: open snapshot store %s: %w", filepath.Join(cfg.Dir, "snapshots"), err)
+	}
+
+	var advertise net.Addr
+	if cfg.AdvertiseAddr != "" {
+		a, err := net.ResolveTCPAddr("tcp", cfg.AdvertiseAddr)
+		if err != nil {
+			return fmt.Errorf("raftstore: advertise address %s: %w", cfg.AdvertiseAddr, err)
+		}
+		advertise = a
+	}
+	trans, err := raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hl.Named("transport"))
+	if err != nil {
+		return fmt.Errorf("raftstore: listen %s: %w", cfg.BindAddr, err)
+	}
+	s.trans = trans
+
+	rc := raft.DefaultConfig()
+	rc.LocalID = raft.ServerID(cfg.NodeID)
+	t := cfg.raftTimings()
+	rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = t.heartbeat, t.election, t.lease, t.commit
+	if cfg.SnapshotThreshold > 0 {
+		rc.SnapshotThreshold = cfg.SnapshotThreshold
+	}
+	if cfg.SnapshotInterval > 0 {
+		rc.SnapshotInterval = cfg.SnapshotInterval
+	}
+	if cfg.TrailingLogs > 0 {
+		rc.TrailingLogs = cfg.TrailingLogs
+	}
+	rc.Logger = hl
+	if err := raft.ValidateConfig(rc); err != nil {
+		return fmt.Errorf("raftstore: raft config: %w", err)
+	}
+
+	if cfg.Bootstrap {
+		has, err := raft.HasExistingState(bs, bs, snaps)
+		if err != nil {
+			return fmt.Errorf("raftstore: check existing state in %s: %w", cfg.Dir, err)
+		}
+		if !has {
+			conf := raft.Configuration{Servers: []raft.Server{{
+				Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
+			}}}
+			if err := raft.BootstrapCluster(rc, bs, bs, snaps, trans, conf); err != nil {
+				return fmt.Errorf("raftstore: bootstrap %s: %w", cfg.Dir, err)
+			}
+			s.log.Info("raftstore: bootstrapped one-node cluster", "id", cfg.NodeID, "addr", trans.LocalAddr())
+		}
+	}
+
+	s.fsm = newFSM(s.log)
+	r, err := raft.NewRaft(rc, s.fsm, bs, bs, snaps, trans)
+	if err != nil {
+		return fmt.Errorf("raftstore: start raft: %w", err)
+	}
+	s.raft = r
+	return s.catchUp()
+}
+
+// catchUp waits until the state reflects every entry that was in the log
+// at Open. On a one-node cluster it waits for leadership and a barrier, so
+// the first write does not fail with ErrNotLeader. Elsewhere it waits, up
+// to OpenTimeout, for the leader to commit the log; if there is no quorum
+// yet it logs a warning and returns, leaving the node to catch up.
+func (s *Store) catchUp() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.OpenTimeout)
+	defer cancel()
+	last := s.raft.LastIndex()
+	cf := s.raft.GetConfiguration()
+	if err := cf.Error(); err != nil {
+		return fmt.Errorf("raftstore: read configuration: %w", err)
+	}
+	servers := cf.Configuration().Servers
+	if len(servers) == 0 {
+		s.log.Info("raftstore: no cluster configuration yet; waiting to be added by a leader", "id", s.cfg.NodeID, "addr", s.Addr())
+		return nil
+	}
+	solo := len(servers) == 1 && servers[0].ID == raft.ServerID(s.cfg.NodeID) && servers[0].Suffrage == raft.Voter
+	if solo {
+		if err := s.waitSelfLeader(ctx); err != nil {
+			return fmt.Errorf("raftstore: open: one-node cluster did not elect itself within %v: %w", s.cfg.OpenTimeout, err)
+		}
+		if err := s.raft.Barrier(s.cfg.OpenTimeout).Error(); err != nil {
+			return fmt.Errorf("raftstore: open: replay log: %w", err)
+		}
+		s.log.Info("raftstore: open", "id", s.cfg.NodeID, "addr", s.Addr(), "applied", s.fsm.applied.get(), "last_index", last)
+		return nil
+	}
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for s.raft.AppliedIndex() < last {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			s.log.Warn("raftstore: open: log not fully applied yet (no leader?); continuing",
+				"applied", s.raft.AppliedIndex(), "last_index", last)
+			return nil
+		}
+	}
+	return nil
+}
+
+func (s *Store) waitSelfLeader(ctx context.Context) error {
+	ch := make(chan raft.Observation, 1)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.RaftState)
+		return ok
+	})
+	s.raft.RegisterObserver(obs)
+	defer s.raft.DeregisterObserver(obs)
+	for s.raft.State() != raft.Leader {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Close shuts the raft node down (no final snapshot; the log is durable)
+// and closes the transport and the bolt file. Later calls return the same
+// result; operations after Close return ErrClosed.
+func (s *Store) Close() error {
+	s.shutdown()
+	return s.closeErr
+}
+
+func (s *Store) shutdown() {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		var errs []error
+		if s.raft != nil {
+			if err := s.raft.Shutdown().Error(); err != nil {
+				errs = append(errs, fmt.Errorf("raftstore: shutdown raft: %w", err))
+			}
+		}
+		if s.trans != nil {
+			if err := s.trans.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("raftstore: close transport: %w", err))
+			}
+		}
+		if s.bolt != nil {
+			if err := s.bolt.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("raftstore: close log store: %w", err))
+			}
+		}
+		s.closeErr = errors.Join(errs...)
+	})
+}
+
+func (s *Store) isClosed() bool {
+	select {
+	case <-s.closed:
+		return true
+	default:
+		return false
+	}
+}
+
+// Apply replicates b and returns its log index once it is committed and
+// applied to the local state (so Get sees it) — durable on a quorum's disks
+// (bolt fsync). It returns a *CondError (errors.Is ErrCondFailed) when a
+// condition failed, ErrNotLeader on a follower, ErrInvalidBatch for a
+// malformed batch, ErrClosed after Close, and ErrLeadershipLost when the
+// outcome is unknown. On any error the index is 0. If ctx ends first, Apply
+// returns ctx's error and the write may still be applied later.
+//
+// Apply copies b: the caller may reuse its slices once Apply is called.
+func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
+	if s.isClosed() {
+		return 0, ErrClosed
+	}
+	if err := b.validate(); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("raftstore: apply: %w", err)
+	}
+	timeout := s.cfg.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		if d := time.Until(dl); d < timeout {
+			timeout = max(d, time.Millisecond)
+		}
+	}
+	f := s.raft.Apply(encodeBatch(b), timeout)
+	if err := s.waitFuture(ctx, f); err != nil {
+		return 0, s.mapErr("apply", err)
+	}
+	if err, ok := f.Response().(error); ok && err != nil {
+		return 0, err
+	}
+	return f.Index(), nil
+}
+
+// waitFuture waits for f, or for ctx when ctx can end.
+func (s *Store) waitFuture(ctx context.Context, f raft.Future) error {
+	if ctx.Done() == nil {
+		return f.Error()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- f.Error() }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// mapErr turns raft errors into this package's sentinels.
+func (s *Store) mapErr(op string, err error) error {
+	switch {
+	case errors.Is(err, raft.ErrNotLeader):
+		return ErrNotLeader
+	case errors.Is(err, raft.ErrRaftShutdown):
+		return ErrClosed
+	case errors.Is(err, raft.ErrEnqueueTimeout):
+		return fmt.Errorf("raftstore: %s: %w", op, ErrTimeout)
+	default:
+		return fmt.Errorf("raftstore: %s: %w", op, err)
+	}
+}
+
+// Get returns the record at bucket/key from local state.
+func (s *Store) Get(bucket, key string) (Record, bool) { return s.fsm.get(bucket, key) }
+
+// Scan calls fn for every record of bucket whose key starts with prefix,
+// in no particular order, until fn returns false. It sees a consistent
+// snapshot of the bucket taken when Scan starts, and holds no lock while
+// calling fn.
+func (s *Store) Scan(bucket, prefix string, fn func(key string, r Record) bool) {
+	s.fsm.scan(bucket, prefix, fn)
+}
+
+// Len returns the number of records in bucket.
+func (s *Store) Len(bucket string) int { return s.fsm.len(bucket) }
+
+// Watch registers fn to be called for every applied batch that has ops
+// (and with Reset=true after a snapshot restore). fn runs synchronously on
+// raft's apply goroutine, in log order, after the change is visible to Get
+// and Scan. It must be quick, must never block, and must not call Apply,
+// WaitApplied or cancel functions of Watch; hand work to another goroutine
+// with a non-blocking send instead.
+//
+// Watch does not replay existing state: a domain reads the current state
+// with Scan after Open, then calls Watch (writes in between are seen by
+// both, so apply them idempotently, or compare Rev). cancel is idempotent.
+func (s *Store) Watch(fn func(Event)) (cancel func()) { return s.fsm.watch(fn) }
+
+// WaitApplied blocks until the local state has applied the log index (as
+// returned by Apply), for read-your-writes on any node.
+func (s *Store) WaitApplied(ctx context.Context, index uint64) error {
+	return s.fsm.applied.wait(ctx, index, s.closed)
+}
+
+// AppliedIndex returns the log index of the last batch applied locally.
+func (s *Store) AppliedIndex() uint64 { return s.fsm.applied.get() }
+
+// WaitLeader blocks until this node knows a leader (itself or a peer).
+func (s *Store) WaitLeader(ctx context.Context) error {
+	ch := make(chan raft.Observation, 1)
+	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
+		switch o.Data.(type) {
+		case raft.LeaderObservation, raft.RaftState:
+			return true
+		}
+		return false
+	})
+	s.raft.RegisterObserver(obs)
+	defer s.raft.DeregisterObserver(obs)
+	for {
+		if addr, _ := s.raft.LeaderWithID(); addr != "" {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("raftstore: wait for leader: %w", ctx.Err())
+		case <-s.closed:
+			return ErrClosed
+		}
+	}
+}
+
+// IsLeader reports whether this node is the raft leader.
+func (s *Store) IsLeader() bool { return s.raft.State() == raft.Leader }
+
+// LeaderAddr returns the raft address of the current leader, or "" if
+// none is known.
+func (s *Store) LeaderAddr() string {
+	addr, _ := s.raft.LeaderWithID()
+	return string(addr)
+}
+
+// LeaderID returns the server ID of the current leader, or "" if none is
+// known.
+func (s *Store) LeaderID() string {
+	_, id := s.raft.LeaderWithID()
+	return string(id)
+}
+
+// Addr returns the raft address this node advertises (the bound address
+// unless Config.AdvertiseAddr is set).
+func (s *Store) Addr() string { return string(s.trans.LocalAddr()) }
+
+// AddVoter adds (or updates the address of) a voting peer. Leader only;
+// returns after the configuration change is committed.
+func (s *Store) AddVoter(id, addr string) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	f := s.raft.AddVoter(raft.ServerID(id), raft.ServerAddress(addr), 0, s.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		return s.mapErr(fmt.Sprintf("add voter %s at %s", id, addr), err)
+	}
+	return nil
+}
+
+// RemoveServer removes a peer from the cluster. Leader only; returns after
+// the configuration change is committed.
+func (s *Store) RemoveServer(id string) error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	f := s.raft.RemoveServer(raft.ServerID(id), 0, s.cfg.ApplyTimeout)
+	if err := f.Error(); err != nil {
+		return s.mapErr("remove server "+id, err)
+	}
+	return nil
+}
+
+// Server is one member of the raft configuration.
+type Server struct {
+	// ID is the raft server ID, Addr its raft address.
+	ID, Addr string
+	// Voter is false for non-voting members.
+	Voter bool
+}
+
+// Servers returns the current raft configuration.
+func (s *Store) Servers() ([]Server, error) {
+	f := s.raft.GetConfiguration()
+	if err := f.Error(); err != nil {
+		return nil, s.mapErr("get configuration", err)
+	}
+	var out []Server
+	for _, sv := range f.Configuration().Servers {
+		out = append(out, Server{ID: string(sv.ID), Addr: string(sv.Address), Voter: sv.Suffrage == raft.Voter})
+	}
+	return out, nil
+}
+
+// Snapshot takes a raft snapshot now and compacts the log.
+func (s *Store) Snapshot() error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	if err := s.raft.Snapshot().Error(); err != nil {
+		return s.mapErr("snapshot", err)
+	}
+	return nil
+}
+
+// Stats returns raft's statistics (state, term, indexes, peers, …).
+func (s *Store) Stats() map[string]string {
+	st := s.raft.Stats()
+	st["fsm_applied_index"] = fmt.Sprint(s.fsm.applied.get())
+	return st
+}
