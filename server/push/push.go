@@ -1,0 +1,230 @@
+// Package push is the Nacos 1.4.8 UDP push service (naming-v1.md §5): it keeps
+// the table of UDP subscribers registered by instance/list, debounces service
+// changes, sends `{"type":"dom",...}` datagrams from one server-wide UDP socket,
+// receives acks on that same socket, retransmits once, expires subscribers and
+// keeps the counters behind GET /v1/ns/operator/push/state.
+//
+// The naming domain renders the payloads (a Renderer); this package never
+// imports naming. See DESIGN.md for the concurrency model.
+package push
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nacosd/nacosd/internal/clock"
+)
+
+// Renderer builds the ServiceInfo JSON for one subscriber: the exact
+// instance/list body for that subscriber (its clusters, its agent's `dom`
+// form, its IP for the selector) with cacheMillis already set to the push
+// cache millis. It is called from push's own goroutines, never while a push
+// lock is held, and may be called concurrently for different services.
+type Renderer func(sub Subscriber) ([]byte, error)
+
+// Config configures a Service. Start from DefaultConfig.
+type Config struct {
+	// ListenAddr is the UDP bind address. ":0" (all interfaces, ephemeral
+	// port) in production: clients ack to the datagram's source address.
+	ListenAddr string
+	// Debounce is the delay between the first change of a service and its
+	// push; further changes while a push is scheduled are ignored (§5.3).
+	Debounce time.Duration
+	// AckTimeout is the interval between a send and its ack check (§5.5).
+	AckTimeout time.Duration
+	// MaxRetry is how many times an un-acked packet is resent; the push is
+	// given up (and counted failed) at the check after the last resend.
+	MaxRetry int
+	// SubscriberTTL is how long a subscriber lives without a refresh
+	// (defaultPushCacheMillis, §5.6). Zombies satisfy now-LastRef > TTL.
+	// When it is at least 20s, payloads are reused per agent within one push
+	// round, as Java does (§5.3 item 4).
+	SubscriberTTL time.Duration
+	// SweepInterval is how often zombies are removed.
+	SweepInterval time.Duration
+	// MaxPending caps the un-acked map; a push beyond it is counted in total
+	// and failed without being sent.
+	MaxPending int
+	// Clock drives debounce, retransmission, expiry and sweeping.
+	Clock clock.Clock
+	// Nano returns the envelope lastRefTime (Java System.nanoTime()). It must
+	// be strictly increasing. Nil: nanoseconds since New plus a large base.
+	Nano func() int64
+	// Render builds payloads. Required.
+	Render Renderer
+	// Logger receives push logs. Nil discards them.
+	Logger *slog.Logger
+}
+
+// DefaultConfig returns the Nacos 1.4.8 timings (§9.5) with the real clock.
+// Render must still be set.
+func DefaultConfig() Config {
+	return Config{
+		ListenAddr:    ":0",
+		Debounce:      time.Second,
+		AckTimeout:    10 * time.Second,
+		MaxRetry:      1,
+		SubscriberTTL: 10 * time.Second,
+		SweepInterval: 20 * time.Second,
+		MaxPending:    100000,
+		Clock:         clock.Real{},
+	}
+}
+
+// Validate reports the first invalid field.
+func (c Config) Validate() error {
+	switch {
+	case c.ListenAddr == "":
+		return errors.New("push: config: ListenAddr is empty")
+	case c.Debounce <= 0:
+		return fmt.Errorf("push: config: Debounce must be > 0, got %v", c.Debounce)
+	case c.AckTimeout <= 0:
+		return fmt.Errorf("push: config: AckTimeout must be > 0, got %v", c.AckTimeout)
+	case c.MaxRetry < 0:
+		return fmt.Errorf("push: config: MaxRetry must be >= 0, got %d", c.MaxRetry)
+	case c.SubscriberTTL <= 0:
+		return fmt.Errorf("push: config: SubscriberTTL must be > 0, got %v", c.SubscriberTTL)
+	case c.SweepInterval <= 0:
+		return fmt.Errorf("push: config: SweepInterval must be > 0, got %v", c.SweepInterval)
+	case c.MaxPending <= 0:
+		return fmt.Errorf("push: config: MaxPending must be > 0, got %d", c.MaxPending)
+	case c.Clock == nil:
+		return errors.New("push: config: Clock is nil")
+	case c.Render == nil:
+		return errors.New("push: config: Render is nil")
+	}
+	return nil
+}
+
+// nanoBase makes the default sequence look like a JVM nanoTime (a large
+// positive number) while staying far below 2^53, so JavaScript clients that
+// parse the envelope as a double echo it back exactly.
+const nanoBase = int64(1) << 40
+
+// defaultNano returns a strictly increasing monotonic nanosecond sequence.
+func defaultNano() func() int64 {
+	start := time.Now()
+	var last atomic.Int64
+	return func() int64 {
+		for {
+			n := nanoBase + int64(time.Since(start))
+			p := last.Load()
+			if n <= p {
+				n = p + 1
+			}
+			if last.CompareAndSwap(p, n) {
+				return n
+			}
+		}
+	}
+}
+
+// Service is the push service. All methods are safe for concurrent use.
+type Service struct {
+	cfg  Config
+	log  *slog.Logger
+	conn *net.UDPConn
+	nano func() int64
+
+	mu        sync.Mutex
+	closed    bool
+	subs      map[string]map[subKey]*Subscriber // "ns##svc" → subscribers
+	scheduled map[string]clock.Timer            // "ns##svc" → debounced push
+	pending   map[ackKey]*ackEntry              // un-acked pushes (Java ackMap)
+	total     int64                             // Java totalPush
+	failed    int64                             // Java failedPush (give-ups, send errors, overflow)
+	sends     int64                             // datagrams written (tests, debug)
+	sweeper   clock.Timer
+
+	rounds   sync.WaitGroup // push rounds and retransmissions in flight
+	readDone chan struct{}
+}
+
+// New binds the UDP socket and starts the ack reader and the sweeper.
+func New(cfg Config) (*Service, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	addr, err := net.ResolveUDPAddr("udp", cfg.ListenAddr)
+	if err != nil {
+		return nil, fmt.Errorf("push: resolve %s: %w", cfg.ListenAddr, err)
+	}
+	conn, err := net.ListenUDP("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("push: listen %s: %w", cfg.ListenAddr, err)
+	}
+	s := &Service{
+		cfg:       cfg,
+		log:       cfg.Logger,
+		conn:      conn,
+		nano:      cfg.Nano,
+		subs:      make(map[string]map[subKey]*Subscriber),
+		scheduled: make(map[string]clock.Timer),
+		pending:   make(map[ackKey]*ackEntry),
+		readDone:  make(chan struct{}),
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.nano == nil {
+		s.nano = defaultNano()
+	}
+	go s.readAcks()
+	s.mu.Lock()
+	s.sweeper = cfg.Clock.AfterFunc(cfg.SweepInterval, s.sweepTick)
+	s.mu.Unlock()
+	return s, nil
+}
+
+// Addr is the bound UDP address (the source of every push datagram).
+func (s *Service) Addr() *net.UDPAddr {
+	a, _ := s.conn.LocalAddr().(*net.UDPAddr)
+	return a
+}
+
+// Close stops every timer, closes the socket and waits for the ack reader
+// and any push round in progress. Later calls do nothing.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	for k, t := range s.scheduled {
+		t.Stop()
+		delete(s.scheduled, k)
+	}
+	for _, e := range s.pending {
+		if e.timer != nil {
+			e.timer.Stop()
+		}
+	}
+	if s.sweeper != nil {
+		s.sweeper.Stop()
+	}
+	s.mu.Unlock()
+	err := s.conn.Close()
+	<-s.readDone
+	s.rounds.Wait()
+	if err != nil {
+		return fmt.Errorf("push: close socket: %w", err)
+	}
+	return nil
+}
+
+// sweepTick removes zombies and reschedules itself (Java: every 20 s).
+func (s *Service) sweepTick() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	s.sweepLocked(s.cfg.Clock.Now())
+	s.sweeper = s.cfg.Clock.AfterFunc(s.cfg.SweepInterval, s.sweepTick)
+}

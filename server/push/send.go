@@ -1,0 +1,283 @@
+package push
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/nacosd/nacosd/internal/clock"
+)
+
+// gzipThreshold: datagrams of at least this many bytes are gzip-compressed
+// (Java PushService.compressIfNecessary, §5.4).
+const gzipThreshold = 1024
+
+// resolveTimeout bounds the lookup of a subscriber registered with a host
+// name instead of an IP literal.
+const resolveTimeout = 2 * time.Second
+
+// ackKey is Java getAckKey "ip,port,lastRefTime".
+type ackKey struct {
+	ip   string
+	port int
+	ref  int64
+}
+
+func (k ackKey) String() string {
+	return k.ip + "," + strconv.Itoa(k.port) + "," + strconv.FormatInt(k.ref, 10)
+}
+
+// ackEntry is one sent push waiting for its ack (Java Receiver.AckEntry).
+type ackEntry struct {
+	key     ackKey
+	addr    *net.UDPAddr
+	data    []byte // the datagram exactly as sent, possibly gzipped
+	retries int    // sends so far
+	timer   clock.Timer
+}
+
+// ServiceChanged schedules one push of the service Debounce from now unless
+// one is already scheduled (§5.3). It never blocks or does I/O, so it may be
+// called from the raft apply path and under the caller's locks.
+func (s *Service) ServiceChanged(namespaceID, service string) {
+	sk := serviceKey(namespaceID, service)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return
+	}
+	if _, ok := s.scheduled[sk]; ok {
+		return
+	}
+	s.scheduled[sk] = s.cfg.Clock.AfterFunc(s.cfg.Debounce, func() { s.runRound(sk) })
+}
+
+// runRound is the debounced push task for one "ns##svc". The scheduled
+// marker is removed when the round ends, so changes during the round are
+// dropped, as in Java (the round sends the state at execution time).
+func (s *Service) runRound(sk string) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.rounds.Add(1)
+	now := s.cfg.Clock.Now()
+	var targets []Subscriber
+	if m := s.subs[sk]; m != nil {
+		for k, sub := range m {
+			if s.zombie(sub, now) {
+				delete(m, k)
+				continue
+			}
+			targets = append(targets, *sub)
+		}
+		if len(m) == 0 {
+			delete(s.subs, sk)
+		}
+	}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.scheduled, sk)
+		s.mu.Unlock()
+		s.rounds.Done()
+	}()
+	if len(targets) == 0 {
+		return
+	}
+	s.pushTo(targets, s.nano())
+}
+
+// pushTo renders, encodes and sends one round to targets, all with the same
+// envelope lastRefTime.
+func (s *Service) pushTo(targets []Subscriber, ref int64) {
+	var cache map[string][]byte
+	if s.cfg.SubscriberTTL >= 20*time.Second {
+		// Java reuses the datagram per serviceName@@@@agent when
+		// defaultPushCacheMillis >= 20000 (ignoring clusters).
+		cache = make(map[string][]byte)
+	}
+	for _, sub := range targets {
+		data, ok := cache[sub.Agent]
+		if !ok {
+			payload, err := s.cfg.Render(sub)
+			if err != nil {
+				s.log.Warn("push: render failed, subscriber skipped",
+					"service", sub.Service, "addr", sub.AddrStr(), "err", err)
+				continue
+			}
+			data = encodeDatagram(payload, ref)
+			if cache != nil {
+				cache[sub.Agent] = data
+			}
+		}
+		addr, err := s.resolve(sub)
+		if err != nil {
+			s.log.Warn("push: cannot resolve subscriber address, skipped",
+				"service", sub.Service, "addr", sub.AddrStr(), "err", err)
+			continue
+		}
+		e := &ackEntry{
+			key:  ackKey{ip: javaHostAddress(addr.IP, addr.Zone), port: addr.Port, ref: ref},
+			addr: addr,
+			data: data,
+		}
+		s.udpPush(e, true)
+	}
+}
+
+// resolve returns the UDP address of sub; only host names need a lookup.
+func (s *Service) resolve(sub Subscriber) (*net.UDPAddr, error) {
+	if ip := net.ParseIP(sub.IP); ip != nil {
+		return &net.UDPAddr{IP: ip, Port: sub.Port}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
+	defer cancel()
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, sub.IP)
+	if err != nil {
+		return nil, err
+	}
+	if len(ips) == 0 {
+		return nil, errors.New("no addresses")
+	}
+	best := ips[0]
+	for _, a := range ips { // Java prefers IPv4 by default
+		if a.IP.To4() != nil {
+			best = a
+			break
+		}
+	}
+	return &net.UDPAddr{IP: best.IP, Port: sub.Port, Zone: best.Zone}, nil
+}
+
+// udpPush is Java PushService.udpPush. first marks the initial send of a
+// round (the cap applies only there); retransmissions come from check.
+func (s *Service) udpPush(e *ackEntry, first bool) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if e.retries > s.cfg.MaxRetry {
+		delete(s.pending, e.key)
+		s.failed++
+		s.mu.Unlock()
+		s.log.Warn("push: max re-push times reached", "retries", e.retries, "key", e.key.String())
+		return
+	}
+	if _, ok := s.pending[e.key]; !ok {
+		if !first {
+			// Acked between check and here; Java would re-add it (a race).
+			s.mu.Unlock()
+			return
+		}
+		if len(s.pending) >= s.cfg.MaxPending {
+			s.total++
+			s.failed++
+			s.mu.Unlock()
+			s.log.Warn("push: too many un-acked pushes, push dropped", "key", e.key.String())
+			return
+		}
+		s.total++
+	}
+	s.pending[e.key] = e
+	s.sends++
+	s.mu.Unlock()
+
+	_, err := s.conn.WriteToUDP(e.data, e.addr)
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		if s.closed {
+			return
+		}
+		if cur, ok := s.pending[e.key]; ok && cur == e {
+			delete(s.pending, e.key)
+		}
+		s.failed++
+		s.log.Warn("push: send failed", "key", e.key.String(), "err", err)
+		return
+	}
+	s.log.Debug("push: sent", "key", e.key.String(), "bytes", len(e.data))
+	e.retries++
+	if s.closed {
+		return
+	}
+	e.timer = s.cfg.Clock.AfterFunc(s.cfg.AckTimeout, func() { s.check(e) })
+}
+
+// check is Java Retransmitter: resend (or give up) while the key is un-acked.
+func (s *Service) check(e *ackEntry) {
+	s.mu.Lock()
+	_, ok := s.pending[e.key]
+	if s.closed || !ok {
+		s.mu.Unlock()
+		return
+	}
+	s.rounds.Add(1)
+	s.mu.Unlock()
+	defer s.rounds.Done()
+	s.udpPush(e, false)
+}
+
+// encodeDatagram builds the Java HashMap envelope (key order type, data,
+// lastRefTime, §5.4) around payload, gzipped when ≥ 1024 bytes.
+func encodeDatagram(payload []byte, ref int64) []byte {
+	b := make([]byte, 0, len(payload)+len(payload)/16+64)
+	b = append(b, `{"type":"dom","data":"`...)
+	b = appendJacksonEscaped(b, payload)
+	b = append(b, `","lastRefTime":`...)
+	b = strconv.AppendInt(b, ref, 10)
+	b = append(b, '}')
+	if len(b) < gzipThreshold {
+		return b
+	}
+	var out bytes.Buffer
+	out.Grow(len(b)/3 + 64)
+	zw := gzip.NewWriter(&out) // default level, as java.util.zip.GZIPOutputStream
+	_, _ = zw.Write(b)         // writes to a bytes.Buffer cannot fail
+	_ = zw.Close()
+	return out.Bytes()
+}
+
+const hexUpper = "0123456789ABCDEF"
+
+// appendJacksonEscaped appends s escaped as Jackson writes a JSON string:
+// only '"', '\\' and bytes below 0x20 are escaped (\b \t \n \f \r short
+// forms, others \u00XX with uppercase hex); '/', '<', '>', '&', DEL and
+// non-ASCII stay raw.
+func appendJacksonEscaped(b, s []byte) []byte {
+	start := 0
+	for i, c := range s {
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"':
+			b = append(b, '\\', '"')
+		case '\\':
+			b = append(b, '\\', '\\')
+		case '\b':
+			b = append(b, '\\', 'b')
+		case '\t':
+			b = append(b, '\\', 't')
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\f':
+			b = append(b, '\\', 'f')
+		case '\r':
+			b = append(b, '\\', 'r')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexUpper[c>>4], hexUpper[c&0xF])
+		}
+		start = i + 1
+	}
+	return append(b, s[start:]...)
+}
