@@ -1,0 +1,157 @@
+package raftstore
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"testing"
+)
+
+func TestBatchEncodingRoundTrip(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		in   Batch
+		want Batch
+	}{
+		{"empty", Batch{}, Batch{}},
+		{"put", Batch{Ops: []Op{put("b", "k", "v")}}, Batch{Ops: []Op{put("b", "k", "v")}}},
+		{"empty key and value", Batch{Ops: []Op{{Kind: OpPut, Bucket: "b", Value: nil}}},
+			Batch{Ops: []Op{{Kind: OpPut, Bucket: "b", Value: []byte{}}}}},
+		{"delete drops value", Batch{Ops: []Op{{Kind: OpDelete, Bucket: "b", Key: "k", Value: []byte("x")}}},
+			Batch{Ops: []Op{del("b", "k")}}},
+		{"conds and ops",
+			Batch{
+				Conds: []Cond{{Kind: CondAbsent, Bucket: "b", Key: "a"}, {Kind: CondExists, Bucket: "c", Key: "d"}, {Kind: CondRev, Bucket: "b", Key: "k", Rev: 1 << 40}},
+				Ops:   []Op{put("b", "k", "v"), del("c", "d"), put("b", "\x00ü", string(bytes.Repeat([]byte{0xff}, 300)))},
+			},
+			Batch{
+				Conds: []Cond{{Kind: CondAbsent, Bucket: "b", Key: "a"}, {Kind: CondExists, Bucket: "c", Key: "d"}, {Kind: CondRev, Bucket: "b", Key: "k", Rev: 1 << 40}},
+				Ops:   []Op{put("b", "k", "v"), del("c", "d"), put("b", "\x00ü", string(bytes.Repeat([]byte{0xff}, 300)))},
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			data := encodeBatch(tt.in)
+			if CommandType(data[0]) != CmdBatch {
+				t.Fatalf("type byte = %d, want %d", data[0], CmdBatch)
+			}
+			got, err := decodeBatch(data[1:])
+			if err != nil {
+				t.Fatalf("decode: %v", err)
+			}
+			for i := range got.Ops {
+				if got.Ops[i].Kind == OpDelete && got.Ops[i].Value != nil {
+					t.Errorf("op %d: delete decoded with value %q", i, got.Ops[i].Value)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("round trip:\n got %#v\nwant %#v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestBatchEncodingStable pins the wire bytes: log entries on disk must
+// decode forever.
+func TestBatchEncodingStable(t *testing.T) {
+	t.Parallel()
+	b := Batch{Conds: []Cond{{Kind: CondRev, Bucket: "b", Key: "k", Rev: 300}}, Ops: []Op{put("b", "k", "v"), del("b", "x")}}
+	want := []byte{1, 1, 3, 1, 'b', 1, 'k', 0xac, 0x02, 2, 1, 1, 'b', 1, 'k', 1, 'v', 2, 1, 'b', 1, 'x', 0}
+	if got := encodeBatch(b); !bytes.Equal(got, want) {
+		t.Errorf("encodeBatch = %v, want %v", got, want)
+	}
+}
+
+func TestEncodeCopiesInput(t *testing.T) {
+	t.Parallel()
+	v := []byte("value")
+	data := encodeBatch(Batch{Ops: []Op{{Kind: OpPut, Bucket: "b", Key: "k", Value: v}}})
+	copy(v, "XXXXX")
+	got, err := decodeBatch(data[1:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got.Ops[0].Value) != "value" {
+		t.Errorf("value = %q after mutating the input", got.Ops[0].Value)
+	}
+	copy(data, bytes.Repeat([]byte{0}, len(data)))
+	if string(got.Ops[0].Value) != "value" {
+		t.Errorf("decoded value shares memory with the entry: %q", got.Ops[0].Value)
+	}
+}
+
+func TestDecodeBatchErrors(t *testing.T) {
+	t.Parallel()
+	valid := encodeBatch(Batch{Conds: []Cond{{Kind: CondAbsent, Bucket: "b", Key: "k"}}, Ops: []Op{put("b", "k", "v")}})[1:]
+	tests := []struct {
+		name string
+		data []byte
+	}{
+		{"empty", nil},
+		{"truncated", valid[:len(valid)-1]},
+		{"trailing", append(append([]byte{}, valid...), 0)},
+		{"unknown cond kind", []byte{1, 9, 1, 'b', 0, 0, 0}},
+		{"unknown op kind", []byte{0, 1, 7, 1, 'b', 0, 0}},
+		{"huge count", []byte{0xff, 0xff, 0xff, 0xff, 0x0f}},
+		{"huge string", []byte{1, 1, 0xff, 0xff, 0x03}},
+		{"bad varint", []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if b, err := decodeBatch(tt.data); err == nil {
+				t.Errorf("decodeBatch(%v) = %+v, want error", tt.data, b)
+			}
+		})
+	}
+}
+
+func FuzzDecodeBatch(f *testing.F) {
+	f.Add(encodeBatch(Batch{Conds: []Cond{{Kind: CondRev, Bucket: "b", Key: "k", Rev: 7}}, Ops: []Op{put("b", "k", "v"), del("b", "x")}})[1:])
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := decodeBatch(data)
+		if err != nil {
+			return
+		}
+		if err := b.validate(); err != nil && !errors.Is(err, ErrInvalidBatch) {
+			t.Fatal(err)
+		}
+		b2, err := decodeBatch(encodeBatch(b)[1:])
+		if err != nil {
+			t.Fatalf("re-decode: %v", err)
+		}
+		if !reflect.DeepEqual(b, b2) {
+			t.Fatalf("re-encode changed batch: %#v vs %#v", b, b2)
+		}
+	})
+}
+
+func TestBatchValidate(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		b    Batch
+		ok   bool
+	}{
+		{"empty", Batch{}, true},
+		{"ok", Batch{Conds: []Cond{{Kind: CondExists, Bucket: "b"}}, Ops: []Op{put("b", "", "")}}, true},
+		{"op kind 0", Batch{Ops: []Op{{Bucket: "b", Key: "k"}}}, false},
+		{"op kind 3", Batch{Ops: []Op{{Kind: 3, Bucket: "b", Key: "k"}}}, false},
+		{"op empty bucket", Batch{Ops: []Op{{Kind: OpPut, Key: "k"}}}, false},
+		{"cond kind 0", Batch{Conds: []Cond{{Bucket: "b"}}}, false},
+		{"cond kind 4", Batch{Conds: []Cond{{Kind: 4, Bucket: "b"}}}, false},
+		{"cond empty bucket", Batch{Conds: []Cond{{Kind: CondAbsent, Key: "k"}}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.b.validate()
+			if tt.ok != (err == nil) {
+				t.Fatalf("validate() = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && !errors.Is(err, ErrInvalidBatch) {
+				t.Errorf("error %v does not wrap ErrInvalidBatch", err)
+			}
+		})
+	}
+}
