@@ -9,6 +9,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // maxDatagram is the receive buffer (Java Receiver: 64 KiB); longer
@@ -39,36 +40,47 @@ func (s *Service) readAcks() {
 			s.log.Warn("push: read ack", "err", err)
 			continue
 		}
-		a, err := parseAck(buf[:n])
-		if err != nil {
-			s.log.Debug("push: bad ack", "from", from.String(), "err", err)
-			continue
-		}
-		s.handleAck(javaHostAddress(from.IP, from.Zone), from.Port, a)
+		s.handleDatagram(buf[:n], from)
+		s.acksRead.Add(1) // after handling, so tests can wait for it
 	}
+}
+
+// handleDatagram parses one datagram and applies it as an ack.
+func (s *Service) handleDatagram(b []byte, from *net.UDPAddr) {
+	a, err := parseAck(b)
+	if err != nil {
+		s.log.Debug("push: bad ack", "from", from.String(), "err", err)
+		return
+	}
+	s.handleAck(javaHostAddress(from.IP, from.Zone), from.Port, a)
 }
 
 // handleAck removes the pending push acked by a datagram from ip:port.
 func (s *Service) handleAck(ip string, port int, a ack) {
-	if d := s.nano() - a.LastRefTime; d > int64(s.cfg.AckTimeout) {
-		s.log.Debug("push: ack takes too long", "from", ip, "port", port, "lastRefTime", a.LastRefTime)
-	}
 	k := ackKey{ip: ip, port: port, ref: a.LastRefTime}
 	s.mu.Lock()
 	e, ok := s.pending[k]
+	var sentAt time.Time
 	if ok {
+		sentAt = e.sentAt
 		delete(s.pending, k)
 		if e.timer != nil {
 			e.timer.Stop()
 		}
 	}
 	unacked, total := len(s.pending), s.total
+	now := s.cfg.Clock.Now()
 	s.mu.Unlock()
 	if !ok {
 		s.log.Debug("push: unable to find ack entry", "key", k.String())
 		return
 	}
-	s.log.Debug("push: received ack", "key", k.String(), "type", a.Type, "unacked", unacked, "total", total)
+	cost := now.Sub(sentAt)
+	if cost > s.cfg.AckTimeout {
+		s.log.Debug("push: ack takes too long", "key", k.String(), "cost", cost)
+	}
+	s.log.Debug("push: received ack", "key", k.String(), "type", a.Type, "cost", cost,
+		"unacked", unacked, "total", total)
 }
 
 // parseAck decodes an ack datagram the way Java's Receiver does: the text is

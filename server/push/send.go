@@ -37,6 +37,7 @@ type ackEntry struct {
 	addr    *net.UDPAddr
 	data    []byte // the datagram exactly as sent, possibly gzipped
 	retries int    // sends so far
+	sentAt  time.Time
 	timer   clock.Timer
 }
 
@@ -186,6 +187,7 @@ func (s *Service) udpPush(e *ackEntry, first bool) {
 		s.total++
 	}
 	s.pending[e.key] = e
+	e.sentAt = s.cfg.Clock.Now()
 	s.sends++
 	s.mu.Unlock()
 
