@@ -141,6 +141,7 @@ type Service struct {
 	sends     int64                             // datagrams written (tests, debug)
 	sweeper   clock.Timer
 
+	gzPool   sync.Pool      // *gzip.Writer, reused across rounds
 	acksRead atomic.Int64   // datagrams read by the ack reader (tests, debug)
 	rounds   sync.WaitGroup // push rounds and retransmissions in flight
 	readDone chan struct{}
