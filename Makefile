@@ -1,0 +1,37 @@
+# nacosd: see README.md. Every target works on a fresh machine with Go 1.26.
+GO ?= go
+BIN := bin/nacosd
+
+.PHONY: build run test test-short race fuzz bench conformance lint clean
+
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
+
+# Standalone server on :8848, context path /nacos, data under ./data.
+run: build
+	./$(BIN) -mode standalone -port 8848 -context-path /nacos -data-dir ./data
+
+# Every Go test (unit, integration with real clients, raft crash tests), with the race detector.
+test:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-short:
+	$(GO) test -short -count=1 ./...
+
+# Each fuzz target for a short while (seeds live in testdata/fuzz and run in `make test`).
+FUZZTIME ?= 20s
+fuzz:
+	$(GO) test ./server/httpapi/ -run '^$$' -fuzz FuzzNamingParams -fuzztime $(FUZZTIME)
+	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseBeat -fuzztime $(FUZZTIME)
+	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseMetadata -fuzztime $(FUZZTIME)
+	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./compat/ ./server/... ./raftstore/
+
+conformance:
+	bash conformance/ci.sh
+
+clean:
+	rm -rf bin

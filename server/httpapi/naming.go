@@ -1,0 +1,437 @@
+package httpapi
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/naming"
+	"github.com/nacosd/nacosd/server/push"
+)
+
+// PushState is what the naming handlers need of the push service.
+type PushState interface {
+	All() []push.Subscriber
+	State(detail, reset bool) push.State
+	RenderState(st push.State, detail bool) []byte
+}
+
+// NamingDeps are the collaborators of the naming handlers.
+type NamingDeps struct {
+	Registry *naming.Registry
+	Push     PushState // may be nil
+	Cluster  Cluster   // members for /operator/servers
+	// Status returns the server status name (UP, DOWN, ...).
+	Status func() string
+	// Port is the HTTP port (for /health/server).
+	Port int
+	// SysLoad returns cpu, load and mem for /operator/metrics.
+	SysLoad func() (cpu, load, mem float32)
+}
+
+type namingHandlers struct{ NamingDeps }
+
+// MountNaming registers every /v1/ns endpoint on r (the context-path group).
+// Paths Java Nacos does not serve answer 501 "no such api" as its
+// DistroFilter does (naming-v1.md §1.2, §1.3).
+func MountNaming(r fiber.Router, d NamingDeps) {
+	h := &namingHandlers{d}
+	ns := r.Group("/v1/ns")
+	for _, base := range []string{"/instance", "/api"} {
+		ns.Post(base, h.register)
+		ns.Delete(base, h.deregister)
+		ns.Put(base, h.update)
+		ns.Patch(base, h.patch)
+		ns.Get(base, h.detail)
+		ns.Get(base+"/list", h.list)
+		ns.Put(base+"/beat", h.beat)
+		ns.Get(base+"/statuses", h.statuses)
+		ns.Put(base+"/metadata/batch", h.metadataBatch(false))
+		ns.Delete(base+"/metadata/batch", h.metadataBatch(true))
+	}
+	ns.Get("/api/allDomNames", h.allDomNames)
+	ns.Get("/api/srvIPXT", h.srvIPXT)
+	ns.Get("/api/clientBeat", h.clientBeat)
+
+	ns.Post("/service", h.createService)
+	ns.Delete("/service", h.deleteService)
+	ns.Get("/service", h.getService)
+	ns.Put("/service", h.updateService)
+	ns.Get("/service/list", h.listServices)
+	ns.Get("/service/names", h.serviceNames)
+	ns.Put("/service/checksum", h.serviceChecksum)
+	ns.Get("/service/subscribers", h.subscribers)
+
+	ns.Get("/catalog/service", h.catalogService)
+	ns.Get("/catalog/instances", h.catalogInstances)
+	ns.Get("/catalog/services", h.catalogServices)
+	ns.Get("/catalog/rt/service", h.catalogRT)
+
+	ns.Get("/health/server", h.healthServer)
+	ns.Put("/health", h.setHealth)
+	ns.Put("/health/instance", h.setHealth)
+	ns.Put("/cluster", h.updateCluster)
+
+	for _, base := range []string{"/operator", "/ops"} {
+		ns.Get(base+"/push/state", h.pushState)
+		ns.Get(base+"/switches", h.getSwitches)
+		ns.Put(base+"/switches", h.putSwitches)
+		ns.Get(base+"/metrics", h.metrics)
+		ns.Get(base+"/servers", h.servers)
+		ns.Get(base+"/distro/server", h.distroServer)
+		ns.Get(base+"/distro/status", h.distroStatus)
+		ns.Put(base+"/log", h.putLog)
+	}
+	ns.All("/*", noSuchAPI)
+}
+
+func noSuchAPI(c *fiber.Ctx) error {
+	return SendSpringError(c, fiber.StatusNotImplemented, "no such api:"+c.Method()+":"+string(c.Request().URI().Path()))
+}
+
+// userAgent is WebUtils.getUserAgent.
+func userAgent(c *fiber.Ctx) string {
+	if ua := string(c.Request().Header.UserAgent()); ua != "" {
+		return ua
+	}
+	return string(c.Request().Header.Peek("Client-Version"))
+}
+
+// groupedServiceName is DistroFilter's rewrite of serviceName (or dom).
+func groupedServiceName(p Params) (string, bool) {
+	v, ok := p.Raw("serviceName")
+	if !ok {
+		v, ok = p.Raw("dom")
+	}
+	if !ok {
+		return "", false
+	}
+	v = JavaTrim(v)
+	return naming.GroupedName(v, p.Optional("groupName", naming.DefaultGroup)), true
+}
+
+// requiredService is WebUtils.required(serviceName) on the rewritten value.
+func requiredService(p Params) (string, error) {
+	v, ok := groupedServiceName(p)
+	if !ok || v == "" {
+		return "", compat.ParamRequired("serviceName")
+	}
+	return v, nil
+}
+
+// checkedService adds NamingUtils.checkServiceNameFormat.
+func checkedService(p Params) (string, error) {
+	v, err := requiredService(p)
+	if err != nil {
+		return "", err
+	}
+	return v, naming.CheckServiceNameFormat(v)
+}
+
+// springService is @RequestParam serviceName (missing → 500).
+func springService(p Params) (string, error) {
+	v, ok := groupedServiceName(p)
+	if !ok {
+		return "", compat.MissingRequestParam("serviceName", "String")
+	}
+	return v, nil
+}
+
+func namespace(p Params) string { return p.Optional("namespaceId", naming.DefaultNamespace) }
+
+func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceForm, error) {
+	var f naming.InstanceForm
+	svc, err := checkedService(p)
+	if err != nil {
+		return f, err
+	}
+	f.NamespaceID, f.ServiceName, f.Agent = namespace(p), svc, userAgent(c)
+	in := &f.Instance
+	if in.IP, err = p.Required("ip"); err != nil {
+		return f, err
+	}
+	port, err := p.Required("port")
+	if err != nil {
+		return f, err
+	}
+	if in.Port, err = ParseJavaInt(port); err != nil {
+		return f, err
+	}
+	in.ClusterName = p.Optional("clusterName", "")
+	if in.ClusterName == "" {
+		in.ClusterName = p.Optional("cluster", naming.DefaultCluster)
+	}
+	defEph := "true"
+	if !h.Registry.Switches().DefaultInstanceEphemeral {
+		defEph = "false"
+	}
+	in.Ephemeral = BooleanUtilsToBoolean(p.Optional("ephemeral", defEph))
+	if in.Weight, err = ParseJavaDouble(p.Optional("weight", "1")); err != nil {
+		return f, err
+	}
+	in.Healthy = BooleanUtilsToBoolean(p.Optional("healthy", "true"))
+	enabled := p.Optional("enabled", "")
+	if enabled == "" {
+		enabled = p.Optional("enable", "true")
+	}
+	in.Enabled = BooleanUtilsToBoolean(enabled)
+	in.App = p.Optional("app", "DEFAULT")
+	in.Metadata = map[string]string{}
+	if raw := p.Optional("metadata", ""); raw != "" {
+		if in.Metadata, err = naming.ParseMetadata(raw); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func ctxOf(c *fiber.Ctx) context.Context { return c.UserContext() }
+
+func (h *namingHandlers) register(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	f, err := h.instanceForm(c, p)
+	if err != nil {
+		return err
+	}
+	if err := h.Registry.Register(ctxOf(c), f); err != nil {
+		return err
+	}
+	return SendText(c, "ok")
+}
+
+func (h *namingHandlers) deregister(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	f, err := h.instanceForm(c, p)
+	if err != nil {
+		return err
+	}
+	if err := h.Registry.Deregister(ctxOf(c), f); err != nil {
+		return err
+	}
+	return SendText(c, "ok")
+}
+
+func (h *namingHandlers) update(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	f, err := h.instanceForm(c, p)
+	if err != nil {
+		return err
+	}
+	if err := h.Registry.Update(ctxOf(c), f); err != nil {
+		return err
+	}
+	return SendText(c, "ok")
+}
+
+func (h *namingHandlers) patch(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	svc, err := checkedService(p)
+	if err != nil {
+		return err
+	}
+	f := naming.PatchForm{NamespaceID: namespace(p), ServiceName: svc}
+	if f.IP, err = p.Required("ip"); err != nil {
+		return err
+	}
+	port, err := p.Required("port")
+	if err != nil {
+		return err
+	}
+	if f.Port, err = ParseJavaInt(port); err != nil {
+		return err
+	}
+	f.ClusterName = p.Optional("clusterName", "")
+	if f.ClusterName == "" {
+		f.ClusterName = p.Optional("cluster", naming.DefaultCluster)
+	}
+	if raw := p.Optional("metadata", ""); raw != "" {
+		if f.Metadata, err = naming.ParseMetadata(raw); err != nil {
+			return err
+		}
+	}
+	if v := p.Optional("app", ""); v != "" {
+		f.App = &v
+	}
+	if v := p.Optional("weight", ""); v != "" {
+		w, err := ParseJavaDouble(v)
+		if err != nil {
+			return err
+		}
+		f.Weight = &w
+	}
+	if v := p.Optional("healthy", ""); v != "" {
+		b := BooleanUtilsToBoolean(v)
+		f.Healthy = &b
+	}
+	if v := p.Optional("enabled", ""); v != "" {
+		b := BooleanUtilsToBoolean(v)
+		f.Enabled = &b
+	}
+	if err := h.Registry.Patch(ctxOf(c), f); err != nil {
+		return err
+	}
+	return SendText(c, "ok")
+}
+
+func (h *namingHandlers) detail(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	svc, err := checkedService(p)
+	if err != nil {
+		return err
+	}
+	cluster := p.Optional("clusterName", naming.DefaultCluster)
+	ip, err := p.Required("ip")
+	if err != nil {
+		return err
+	}
+	portS, err := p.Required("port")
+	if err != nil {
+		return err
+	}
+	port, err := ParseJavaInt(portS)
+	if err != nil {
+		return err
+	}
+	body, err := h.Registry.Detail(namespace(p), svc, cluster, ip, port)
+	if err != nil {
+		return err
+	}
+	return SendJSON(c, body)
+}
+
+func (h *namingHandlers) listQuery(c *fiber.Ctx, p Params, svc string) (naming.ListQuery, error) {
+	q := naming.ListQuery{NamespaceID: namespace(p), ServiceName: svc, Agent: userAgent(c)}
+	q.Clusters = p.Optional("clusters", "")
+	q.ClientIP = p.Optional("clientIP", "")
+	udp, err := ParseJavaInt(p.Optional("udpPort", "0"))
+	if err != nil {
+		return q, err
+	}
+	q.UDPPort = udp
+	q.Env = p.Optional("env", "")
+	q.IsCheck = ParseBoolean(p.Optional("isCheck", "false"))
+	q.App = p.Optional("app", "")
+	q.Tenant = p.Optional("tid", "")
+	q.HealthyOnly = ParseBoolean(p.Optional("healthyOnly", "false"))
+	return q, nil
+}
+
+func (h *namingHandlers) list(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	svc, err := checkedService(p)
+	if err != nil {
+		return err
+	}
+	q, err := h.listQuery(c, p, svc)
+	if err != nil {
+		return err
+	}
+	body, err := h.Registry.List(q)
+	if err != nil {
+		return err
+	}
+	return SendJSON(c, body)
+}
+
+func (h *namingHandlers) srvIPXT(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	dom, err := p.Required("dom")
+	if err != nil {
+		return err
+	}
+	svc := naming.DefaultGroup + naming.GroupSeparator + dom
+	q, err := h.listQuery(c, p, svc)
+	if err != nil {
+		return err
+	}
+	body, err := h.Registry.List(q)
+	if err != nil {
+		return err
+	}
+	return SendJSON(c, body)
+}
+
+func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc string) error {
+	f := naming.BeatForm{NamespaceID: namespace(p), ServiceName: svc}
+	if raw := p.Optional("beat", ""); raw != "" {
+		b, err := naming.ParseBeat(raw)
+		if err != nil {
+			return err
+		}
+		f.Beat = b
+	}
+	f.ClusterName = p.Optional("clusterName", naming.DefaultCluster)
+	f.IP = p.Optional("ip", "")
+	port, err := ParseJavaInt(p.Optional("port", "0"))
+	if err != nil {
+		return err
+	}
+	f.Port = port
+	res, err := h.Registry.Beat(ctxOf(c), f)
+	if err != nil {
+		return err
+	}
+	return SendJSON(c, res.JSON())
+}
+
+func (h *namingHandlers) beat(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	svc, err := checkedService(p)
+	if err != nil {
+		return err
+	}
+	return h.beatWith(c, p, svc)
+}
+
+func (h *namingHandlers) clientBeat(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	dom, err := p.Required("dom")
+	if err != nil {
+		return err
+	}
+	return h.beatWith(c, p, naming.DefaultGroup+naming.GroupSeparator+dom)
+}
+
+func (h *namingHandlers) statuses(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	key, err := p.SpringRequired("key")
+	if err != nil {
+		return err
+	}
+	body, err := h.Registry.Statuses(key)
+	if err != nil {
+		return err
+	}
+	return SendJSON(c, body)
+}
+
+func (h *namingHandlers) metadataBatch(del bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p := ParamsOf(c)
+		svc, err := requiredService(p)
+		if err != nil {
+			return err
+		}
+		raw, err := p.Required("metadata")
+		if err != nil {
+			return err
+		}
+		md, err := naming.ParseMetadata(raw)
+		if err != nil {
+			return err
+		}
+		f := naming.MetadataBatchForm{NamespaceID: namespace(p), ServiceName: svc, Metadata: md, Delete: del,
+			ConsistencyType: p.Optional("consistencyType", ""), Instances: p.Optional("instances", "")}
+		return SendJSON(c, h.Registry.MetadataBatch(ctxOf(c), f))
+	}
+}
+
+func (h *namingHandlers) allDomNames(c *fiber.Ctx) error {
+	body, err := h.Registry.AllDomNames(strings.HasPrefix(userAgent(c), "Nacos-DNS"))
+	if err != nil {
+		return err
+	}
+	return SendJSON(c, body)
+}

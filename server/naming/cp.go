@@ -1,0 +1,336 @@
+package naming
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/raftstore"
+)
+
+// Stored records carry a version byte so the disk format can evolve.
+const recordV1 = 1
+
+func encodeRecord(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("naming: encode record: %w", err)
+	}
+	return append([]byte{recordV1}, b...), nil
+}
+
+func decodeRecord(b []byte, v any) error {
+	if len(b) == 0 || b[0] != recordV1 {
+		return fmt.Errorf("naming: decode record: unknown version")
+	}
+	if err := json.Unmarshal(b[1:], v); err != nil {
+		return fmt.Errorf("naming: decode record: %w", err)
+	}
+	return nil
+}
+
+// rebuild loads services, persistent instances and switches from the store
+// (at start and after a snapshot restore). Ephemeral data is kept.
+func (r *Registry) rebuild() {
+	sw := DefaultSwitches()
+	if rec, ok := r.cfg.Store.Get(BucketSwitches, switchesKey); ok {
+		if s, err := UnmarshalSwitches(rec.Value[1:]); err == nil && rec.Value[0] == recordV1 {
+			sw = s
+		} else {
+			r.log.Error("bad stored switches", "err", err)
+		}
+	}
+	r.switches.Store(&sw)
+	seen := map[string]bool{}
+	r.cfg.Store.Scan(BucketMeta, "", func(key string, rec raftstore.Record) bool {
+		r.applyMeta(key, rec.Value)
+		seen[key] = true
+		return true
+	})
+	r.cfg.Store.Scan(BucketPersist, "", func(key string, rec raftstore.Record) bool {
+		r.applyPersistent(key, rec.Value)
+		seen[key] = true
+		return true
+	})
+	// services that were persisted but are gone from the restored state
+	for _, ref := range r.allServices() {
+		key := ServiceKey(ref.ns, ref.name)
+		ref.svc.mu.Lock()
+		if !seen[key] && ref.svc.persisted {
+			ref.svc.persisted = false
+			ref.svc.persistent = map[string]*Instance{}
+			ref.svc.touch(r.nowMillis())
+		}
+		ref.svc.mu.Unlock()
+	}
+}
+
+// onEvent applies committed CP writes to the in-memory view. It runs on the
+// FSM goroutine: no blocking, no store writes.
+func (r *Registry) onEvent(ev raftstore.Event) {
+	if ev.Reset {
+		r.rebuild()
+		for _, ref := range r.allServices() {
+			r.changed(ref.ns, ref.name)
+		}
+		return
+	}
+	for _, op := range ev.Ops {
+		switch op.Bucket {
+		case BucketMeta:
+			if op.Kind == raftstore.OpPut {
+				r.applyMeta(op.Key, op.Value)
+			} else {
+				ns, name := SplitServiceKey(op.Key)
+				if s := r.service(ns, name); s != nil {
+					r.dropService(ns, name, s)
+				}
+			}
+		case BucketPersist:
+			if op.Kind == raftstore.OpPut {
+				r.applyPersistent(op.Key, op.Value)
+			} else {
+				r.applyPersistent(op.Key, nil)
+			}
+		case BucketSwitches:
+			if op.Kind == raftstore.OpPut && len(op.Value) > 0 && op.Value[0] == recordV1 {
+				if sw, err := UnmarshalSwitches(op.Value[1:]); err == nil {
+					r.switches.Store(&sw)
+				} else {
+					r.log.Error("bad switches record", "err", err)
+				}
+			}
+		}
+	}
+}
+
+func (r *Registry) applyMeta(key string, value []byte) {
+	var meta ServiceMeta
+	if err := decodeRecord(value, &meta); err != nil {
+		r.log.Error("bad service meta record", "key", key, "err", err)
+		return
+	}
+	ns, name := SplitServiceKey(key)
+	meta.NamespaceID, meta.Name = ns, name
+	if meta.Metadata == nil {
+		meta.Metadata = map[string]string{}
+	}
+	if meta.Clusters == nil {
+		meta.Clusters = map[string]ClusterMeta{}
+	}
+	r.mu.Lock()
+	m := r.namespaces[ns]
+	if m == nil {
+		m = map[string]*Service{}
+		r.namespaces[ns] = m
+	}
+	s := m[name]
+	if s == nil {
+		s = newService(meta, r.nowMillis())
+		m[name] = s
+	}
+	r.mu.Unlock()
+	s.mu.Lock()
+	// clusters that only exist in memory (created by instances) are kept
+	for cname, c := range s.meta.Clusters {
+		if _, ok := meta.Clusters[cname]; !ok {
+			meta.Clusters[cname] = c
+		}
+	}
+	s.meta = meta
+	s.persisted = true
+	s.touch(r.nowMillis())
+	s.mu.Unlock()
+	r.changed(ns, name)
+}
+
+func (r *Registry) applyPersistent(key string, value []byte) {
+	var list []*Instance
+	if value != nil {
+		if err := decodeRecord(value, &list); err != nil {
+			r.log.Error("bad persistent instance record", "key", key, "err", err)
+			return
+		}
+	}
+	ns, name := SplitServiceKey(key)
+	s := r.service(ns, name)
+	if s == nil {
+		if value == nil {
+			return
+		}
+		r.mu.Lock()
+		m := r.namespaces[ns]
+		if m == nil {
+			m = map[string]*Service{}
+			r.namespaces[ns] = m
+		}
+		if s = m[name]; s == nil {
+			s = newService(newServiceMeta(ns, name), r.nowMillis())
+			m[name] = s
+		}
+		r.mu.Unlock()
+	}
+	s.mu.Lock()
+	next := make(map[string]*Instance, len(list))
+	for _, in := range list {
+		key := in.DatumKey()
+		if old, ok := s.persistent[key]; ok {
+			// keep live health state (probes are in memory only)
+			if old.JavaString() != in.JavaString() && !in.Marked {
+				in.Healthy = old.Healthy
+			}
+			in.checkOK, in.checkFail, in.mockValid = old.checkOK, old.checkFail, old.mockValid
+		}
+		if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
+			s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+		}
+		next[key] = in
+	}
+	s.persistent = next
+	s.touch(r.nowMillis())
+	s.mu.Unlock()
+	r.changed(ns, name)
+}
+
+const maxCASAttempts = 16
+
+// writePersistent read-modify-writes the persistent instance list of a
+// service through the CP store, creating the persisted service meta when
+// needed. mutate gets the service (read-only) and a copy of the stored list.
+func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, mutate func(s *Service, list map[string]*Instance) error) error {
+	if err := ValidateServiceName(grouped); err != nil && r.service(ns, grouped) == nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
+	defer cancel()
+	key := ServiceKey(ns, grouped)
+	for attempt := 0; attempt < maxCASAttempts; attempt++ {
+		var b raftstore.Batch
+		s := r.service(ns, grouped)
+		var meta ServiceMeta
+		persisted := false
+		if s != nil {
+			s.mu.RLock()
+			meta, persisted = s.meta.clone(), s.persisted
+			s.mu.RUnlock()
+		} else {
+			meta = newServiceMeta(ns, grouped)
+		}
+		if !persisted {
+			if _, ok := r.cfg.Store.Get(BucketMeta, key); !ok {
+				v, err := encodeRecord(meta)
+				if err != nil {
+					return err
+				}
+				b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketMeta, Key: key})
+				b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v})
+			}
+		}
+		list := map[string]*Instance{}
+		rec, ok := r.cfg.Store.Get(BucketPersist, key)
+		if ok {
+			var stored []*Instance
+			if err := decodeRecord(rec.Value, &stored); err != nil {
+				return err
+			}
+			for _, in := range stored {
+				list[in.DatumKey()] = in
+			}
+			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketPersist, Key: key, Rev: rec.Rev})
+		} else {
+			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketPersist, Key: key})
+		}
+		if s != nil { // overwrite healthy/lastBeat from memory (§3.1.10)
+			s.mu.RLock()
+			for k, in := range list {
+				if live, ok := s.persistent[k]; ok {
+					in.Healthy, in.LastBeat = live.Healthy, live.LastBeat
+				}
+			}
+			s.mu.RUnlock()
+		}
+		if err := mutate(s, list); err != nil {
+			return err
+		}
+		out := make([]*Instance, 0, len(list))
+		for _, in := range list {
+			out = append(out, in)
+		}
+		v, err := encodeRecord(out)
+		if err != nil {
+			return err
+		}
+		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketPersist, Key: key, Value: v})
+		_, err = r.cfg.Store.Apply(ctx, b)
+		if errors.Is(err, raftstore.ErrCondFailed) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("naming: write persistent instances of %s: %w", key, err)
+		}
+		return nil
+	}
+	return compat.ServerError("too many concurrent writes to " + grouped)
+}
+
+// writeMeta stores a service's metadata. cond is the precondition on the
+// meta key (CondAbsent for create, CondExists for update).
+func (r *Registry) writeMeta(ctx context.Context, meta ServiceMeta, cond raftstore.CondKind) error {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
+	defer cancel()
+	key := ServiceKey(meta.NamespaceID, meta.Name)
+	v, err := encodeRecord(meta)
+	if err != nil {
+		return err
+	}
+	b := raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v}}}
+	if cond != 0 {
+		b.Conds = []raftstore.Cond{{Kind: cond, Bucket: BucketMeta, Key: key}}
+	}
+	if _, err := r.cfg.Store.Apply(ctx, b); err != nil {
+		return fmt.Errorf("naming: write service meta %s: %w", key, err)
+	}
+	return nil
+}
+
+// deleteServiceCP deletes a service's meta and persistent instances.
+func (r *Registry) deleteServiceCP(ctx context.Context, ns, grouped string) error {
+	key := ServiceKey(ns, grouped)
+	b := raftstore.Batch{Ops: []raftstore.Op{
+		{Kind: raftstore.OpDelete, Bucket: BucketPersist, Key: key},
+		{Kind: raftstore.OpDelete, Bucket: BucketMeta, Key: key},
+	}}
+	if _, err := r.cfg.Store.Apply(ctx, b); err != nil {
+		return fmt.Errorf("naming: delete service %s: %w", key, err)
+	}
+	// a service that was never persisted is dropped from memory directly
+	if s := r.service(ns, grouped); s != nil {
+		r.dropService(ns, grouped, s)
+	}
+	return nil
+}
+
+// UpdateSwitch is PUT /operator/switches (§9.2).
+func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug bool) error {
+	cur := r.Switches().Clone()
+	if err := cur.Apply(entry, value); err != nil {
+		return err
+	}
+	if debug {
+		r.switches.Store(&cur)
+		return nil
+	}
+	raw, err := cur.Marshal()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
+	defer cancel()
+	b := raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketSwitches, Key: switchesKey, Value: append([]byte{recordV1}, raw...)}}}
+	if _, err := r.cfg.Store.Apply(ctx, b); err != nil {
+		return fmt.Errorf("naming: write switches: %w", err)
+	}
+	return nil
+}

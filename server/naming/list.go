@@ -1,0 +1,252 @@
+package naming
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/push"
+)
+
+// ListQuery is a parsed GET /instance/list (§3.2).
+type ListQuery struct {
+	NamespaceID string
+	ServiceName string // grouped
+	Clusters    string
+	ClientIP    string
+	UDPPort     int
+	Env         string
+	IsCheck     bool
+	App         string
+	Tenant      string
+	HealthyOnly bool
+	Agent       string
+}
+
+// CanEnablePush is PushService.canEnablePush for an agent string.
+func (r *Registry) CanEnablePush(agent string) bool {
+	sw := r.Switches()
+	if !sw.PushEnabled {
+		return false
+	}
+	ci := ParseAgent(agent)
+	if !ci.Valid {
+		return false
+	}
+	var min string
+	switch ci.Type {
+	case ClientJava:
+		min = sw.PushJavaVersion
+	case ClientDNS:
+		min = sw.PushPythonVersion
+	case ClientC:
+		min = sw.PushCVersion
+	case ClientGo:
+		min = sw.PushGoVersion
+	case ClientCSharp:
+		min = sw.PushCSharpVersion
+	default:
+		return false
+	}
+	return versionAtLeast(ci.Version, min)
+}
+
+// List answers instance/list, registering the UDP subscriber when asked.
+func (r *Registry) List(q ListQuery) ([]byte, error) {
+	sw := r.Switches()
+	cacheMillis := sw.DefaultCacheMillis
+	if q.UDPPort > 0 && r.cfg.Pusher != nil && r.CanEnablePush(q.Agent) {
+		ip := q.ClientIP
+		if ip == "" {
+			ip = "127.0.0.1"
+		}
+		r.cfg.Pusher.Subscribe(push.Subscriber{NamespaceID: q.NamespaceID, Service: q.ServiceName, Clusters: q.Clusters,
+			Agent: q.Agent, App: q.App, Tenant: q.Tenant, IP: ip, Port: q.UDPPort})
+		cacheMillis = sw.DefaultPushCacheMillis
+	}
+	return r.render(q, cacheMillis)
+}
+
+// RenderPush builds the push payload for one subscriber (§5.3 step 3).
+func (r *Registry) RenderPush(sub push.Subscriber) ([]byte, error) {
+	q := ListQuery{NamespaceID: sub.NamespaceID, ServiceName: sub.Service, Clusters: sub.Clusters, ClientIP: sub.IP, Agent: sub.Agent}
+	return r.render(q, r.Switches().DefaultPushCacheMillis)
+}
+
+func splitClusters(s string) []string {
+	var out []string
+	for _, c := range strings.Split(s, ",") {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
+	s := r.service(q.NamespaceID, q.ServiceName)
+	w := compat.NewJSON(512)
+	if s == nil {
+		w.BeginObject().Key("name").Str(q.ServiceName).Key("clusters").Str(q.Clusters).
+			Key("cacheMillis").Int(cacheMillis).Key("hosts").BeginArray().EndArray().EndObject()
+		return w.Bytes(), nil
+	}
+	s.mu.Lock() // checksum may be recomputed
+	defer s.mu.Unlock()
+	if !s.meta.Enabled {
+		return nil, compat.ServerError("service is disabled now.")
+	}
+	ips := s.instancesOf(splitClusters(q.Clusters))
+	grouped := GroupedForAgent(q.Agent)
+	dom := q.ServiceName
+	if !grouped {
+		dom = BareName(q.ServiceName)
+	}
+	now := r.nowMillis()
+	if len(ips) == 0 {
+		if q.IsCheck {
+			return []byte("{}"), nil
+		}
+		w.BeginObject().Key("dom").Str(dom).Key("name").Str(q.ServiceName).Key("cacheMillis").Int(cacheMillis).
+			Key("lastRefTime").Int(now).Key("checksum").Str(s.checksumLocked()).Key("useSpecifiedURL").Bool(false).
+			Key("clusters").Str(q.Clusters).Key("env").Str(q.Env).Key("hosts").BeginArray().EndArray().Key("metadata")
+		appendStrMap(w, s.meta.Metadata)
+		return w.EndObject().Bytes(), nil
+	}
+	var healthy, unhealthy []*Instance
+	for _, in := range ips {
+		if in.Healthy {
+			healthy = append(healthy, in)
+		} else {
+			unhealthy = append(unhealthy, in)
+		}
+	}
+	if float32(len(healthy))/float32(len(ips)) <= s.meta.ProtectThreshold {
+		healthy = append(healthy, unhealthy...)
+		unhealthy = nil
+	}
+	if q.IsCheck {
+		return []byte("{}"), nil
+	}
+	w.BeginObject().Key("hosts").BeginArray()
+	emit := func(list []*Instance, valid bool) {
+		for _, in := range list {
+			if !in.Enabled {
+				continue
+			}
+			sn := in.ServiceName
+			if !grouped {
+				sn = BareName(sn)
+			}
+			w.BeginObject().Key("ip").Str(in.IP).Key("port").Int(int64(in.Port)).Key("valid").Bool(valid).
+				Key("healthy").Bool(valid).Key("marked").Bool(in.Marked).Key("instanceId").Str(in.InstanceID).Key("metadata")
+			if in.Metadata == nil {
+				w.Null()
+			} else {
+				appendStrMap(w, in.Metadata)
+			}
+			w.Key("enabled").Bool(in.Enabled).Key("weight").Double(in.Weight).Key("clusterName").Str(in.ClusterName).
+				Key("serviceName").Str(sn).Key("ephemeral").Bool(in.Ephemeral).EndObject()
+		}
+	}
+	emit(healthy, true)
+	if !q.HealthyOnly {
+		emit(unhealthy, false)
+	}
+	w.EndArray().Key("dom").Str(dom).Key("name").Str(q.ServiceName).Key("cacheMillis").Int(cacheMillis).
+		Key("lastRefTime").Int(now).Key("checksum").Str(s.checksumLocked()).Key("useSpecifiedURL").Bool(false).
+		Key("clusters").Str(q.Clusters).Key("env").Str(q.Env).Key("metadata")
+	appendStrMap(w, s.meta.Metadata)
+	return w.EndObject().Bytes(), nil
+}
+
+// instancesOf returns the instances of the named clusters (all when none),
+// cluster by cluster, persistent before ephemeral, in a stable order.
+func (s *Service) instancesOf(clusters []string) []*Instance {
+	want := map[string]bool{}
+	for _, c := range clusters {
+		want[c] = true
+	}
+	var out []*Instance
+	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+		for _, in := range list {
+			if len(want) == 0 || want[in.ClusterName] {
+				out = append(out, in)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.ClusterName != b.ClusterName {
+			return a.ClusterName < b.ClusterName
+		}
+		if a.Ephemeral != b.Ephemeral {
+			return !a.Ephemeral
+		}
+		if a.IP != b.IP {
+			return a.IP < b.IP
+		}
+		return a.Port < b.Port
+	})
+	return out
+}
+
+// checksumLocked is Service.recalculateChecksum: MD5 of the service string
+// and every instance "ip:port_weight_healthy_cluster," sorted by toString.
+// Recomputed lazily after a change. Caller holds s.mu (write).
+func (s *Service) checksumLocked() string {
+	if !s.dirty && s.checksum != "" {
+		return s.checksum
+	}
+	all := s.instancesOf(nil)
+	sort.Slice(all, func(i, j int) bool { return all[i].JavaString() < all[j].JavaString() })
+	var sb strings.Builder
+	sb.WriteString(`{"name":`)
+	sb.Write(compat.AppendJavaString(nil, s.meta.Name))
+	sb.WriteString(`,"protectThreshold":`)
+	sb.Write(compat.AppendJavaFloat(nil, s.meta.ProtectThreshold))
+	sb.WriteString(`,"ipCount":`)
+	sb.WriteString(strconv.Itoa(len(all)))
+	sb.WriteString("}")
+	for _, in := range all {
+		sb.WriteString(in.Addr())
+		sb.WriteByte('_')
+		sb.WriteString(compat.FormatJavaDouble(in.Weight))
+		sb.WriteByte('_')
+		sb.WriteString(strconv.FormatBool(in.Healthy))
+		sb.WriteByte('_')
+		sb.WriteString(in.ClusterName)
+		sb.WriteByte(',')
+	}
+	sum := md5.Sum([]byte(sb.String()))
+	s.checksum = hex.EncodeToString(sum[:])
+	s.dirty = false
+	return s.checksum
+}
+
+// Statuses answers GET /instance/statuses?key=... (§3.1.9).
+func (r *Registry) Statuses(key string) ([]byte, error) {
+	ns, name := DefaultNamespace, key
+	if strings.Contains(key, "##") {
+		ns, name = SplitServiceKey(key)
+	}
+	if err := CheckServiceNameFormat(name); err != nil {
+		return nil, err
+	}
+	s := r.service(ns, name)
+	if s == nil {
+		return nil, compat.ServerError("service: " + name + " not found.")
+	}
+	s.mu.RLock()
+	all := s.instancesOf(nil)
+	w := compat.NewJSON(64 + 24*len(all))
+	w.BeginObject().Key("ips").BeginArray()
+	for _, in := range all {
+		w.Str(in.Addr() + "_" + strconv.FormatBool(in.Healthy))
+	}
+	s.mu.RUnlock()
+	return w.EndArray().EndObject().Bytes(), nil
+}

@@ -1,0 +1,273 @@
+package naming
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/nacosd/nacosd/compat"
+)
+
+// Preserved metadata keys (API/naming/PreservedMetadataKeys.java).
+const (
+	MetaHeartBeatInterval = "preserved.heart.beat.interval"
+	MetaHeartBeatTimeout  = "preserved.heart.beat.timeout"
+	MetaIPDeleteTimeout   = "preserved.ip.delete.timeout"
+	MetaInstanceIDGen     = "preserved.instance.id.generator"
+
+	DefaultHeartBeatInterval = 5000
+	DefaultHeartBeatTimeout  = 15000
+	DefaultIPDeleteTimeout   = 30000
+)
+
+var digitsRE = regexp.MustCompile(`^\d+$`)
+
+// Instance is one registered instance. Values are treated as immutable once
+// stored in a service; writers replace the pointer (beats and health flips
+// mutate only LastBeat/Healthy under the service lock).
+type Instance struct {
+	InstanceID  string            `json:"instanceId"`
+	IP          string            `json:"ip"`
+	Port        int               `json:"port"`
+	Weight      float64           `json:"weight"`
+	Healthy     bool              `json:"healthy"`
+	Enabled     bool              `json:"enabled"`
+	Ephemeral   bool              `json:"ephemeral"`
+	ClusterName string            `json:"clusterName"`
+	ServiceName string            `json:"serviceName"`
+	Metadata    map[string]string `json:"metadata"`
+	LastBeat    int64             `json:"lastBeat"`
+	Marked      bool              `json:"marked"`
+	App         string            `json:"app,omitempty"`
+
+	// health-check state of persistent instances (not stored)
+	checkOK, checkFail int
+	mockValid          bool
+	beingChecked       bool
+}
+
+// DatumKey is Instance.getDatumKey: ip:port:unknown:cluster.
+func (in *Instance) DatumKey() string {
+	if in.Port > 0 {
+		return in.IP + ":" + strconv.Itoa(in.Port) + ":unknown:" + in.ClusterName
+	}
+	return in.IP + ":unknown:" + in.ClusterName
+}
+
+// Addr is ip:port.
+func (in *Instance) Addr() string { return in.IP + ":" + strconv.Itoa(in.Port) }
+
+// JavaString is Instance.toString: datumKey_weight_healthy_marked_cluster.
+func (in *Instance) JavaString() string {
+	return in.DatumKey() + "_" + compat.FormatJavaDouble(in.Weight) + "_" + strconv.FormatBool(in.Healthy) +
+		"_" + strconv.FormatBool(in.Marked) + "_" + in.ClusterName
+}
+
+func (in *Instance) metaMillis(key string, def int64) int64 {
+	if v, ok := in.Metadata[key]; ok && digitsRE.MatchString(v) {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return n
+		}
+	}
+	return def
+}
+
+// HeartBeatInterval is getInstanceHeartBeatInterval (ms).
+func (in *Instance) HeartBeatInterval() int64 {
+	return in.metaMillis(MetaHeartBeatInterval, DefaultHeartBeatInterval)
+}
+
+// HeartBeatTimeout is getInstanceHeartBeatTimeOut (ms).
+func (in *Instance) HeartBeatTimeout() int64 {
+	return in.metaMillis(MetaHeartBeatTimeout, DefaultHeartBeatTimeout)
+}
+
+// IPDeleteTimeout is getIpDeleteTimeout (ms).
+func (in *Instance) IPDeleteTimeout() int64 {
+	return in.metaMillis(MetaIPDeleteTimeout, DefaultIPDeleteTimeout)
+}
+
+// IDGenerator is getInstanceIdGenerator, including its quirk: "simple" only
+// when metadata is empty, "" (null) when metadata lacks the key.
+func (in *Instance) IDGenerator() (string, bool) {
+	if len(in.Metadata) == 0 {
+		return "simple", true
+	}
+	v, ok := in.Metadata[MetaInstanceIDGen]
+	return v, ok
+}
+
+func (in *Instance) clone() *Instance {
+	c := *in
+	if in.Metadata != nil {
+		c.Metadata = make(map[string]string, len(in.Metadata))
+		for k, v := range in.Metadata {
+			c.Metadata[k] = v
+		}
+	}
+	return &c
+}
+
+// AppendJSON writes the JacksonUtils (NON_NULL) form of the instance used by
+// /catalog/instances and distro payloads (naming-v1.md §2.2).
+func (in *Instance) AppendJSON(w *compat.JSON) {
+	w.BeginObject().
+		Key("instanceId").Str(in.InstanceID).
+		Key("ip").Str(in.IP).
+		Key("port").Int(int64(in.Port)).
+		Key("weight").Double(in.Weight).
+		Key("healthy").Bool(in.Healthy).
+		Key("enabled").Bool(in.Enabled).
+		Key("ephemeral").Bool(in.Ephemeral).
+		Key("clusterName").Str(in.ClusterName).
+		Key("serviceName").Str(in.ServiceName)
+	if in.Metadata != nil {
+		w.Key("metadata")
+		appendStrMap(w, in.Metadata)
+	}
+	w.Key("lastBeat").Int(in.LastBeat).
+		Key("marked").Bool(in.Marked)
+	if in.App != "" {
+		w.Key("app").Str(in.App)
+	}
+	w.Key("instanceHeartBeatInterval").Int(in.HeartBeatInterval()).
+		Key("instanceHeartBeatTimeOut").Int(in.HeartBeatTimeout()).
+		Key("ipDeleteTimeout").Int(in.IPDeleteTimeout())
+	if g, ok := in.IDGenerator(); ok {
+		w.Key("instanceIdGenerator").Str(g)
+	}
+	w.EndObject()
+}
+
+// appendStrMap writes a HashMap<String,String> in Java iteration order.
+func appendStrMap(w *compat.JSON, m map[string]string) {
+	w.StrMap(compat.JavaHashMapKeys(m), m, false)
+}
+
+// HealthChecker is a cluster's health-check configuration (§2.5).
+type HealthChecker struct {
+	Type                 string `json:"type"` // TCP, HTTP, MYSQL, NONE
+	Path                 string `json:"path,omitempty"`
+	Headers              string `json:"headers,omitempty"`
+	ExpectedResponseCode int    `json:"expectedResponseCode,omitempty"`
+	User                 string `json:"user,omitempty"`
+	Pwd                  string `json:"pwd,omitempty"`
+	Cmd                  string `json:"cmd,omitempty"`
+}
+
+// AppendJSON writes the polymorphic Jackson form.
+func (h HealthChecker) AppendJSON(w *compat.JSON) {
+	w.BeginObject().Key("type").Str(h.Type)
+	switch h.Type {
+	case "HTTP":
+		w.Key("path").Str(h.Path).Key("headers").Str(h.Headers).Key("expectedResponseCode").Int(int64(h.ExpectedResponseCode))
+	case "MYSQL":
+		w.Key("user").Str(h.User).Key("pwd").Str(h.Pwd).Key("cmd").Str(h.Cmd)
+	}
+	w.EndObject()
+}
+
+// Selector is a service's instance selector (§2.5).
+type Selector struct {
+	Type       string   `json:"type"` // none | label
+	Expression string   `json:"expression,omitempty"`
+	Labels     []string `json:"labels,omitempty"`
+}
+
+// AppendJSON writes {"type":"none"} or the label form.
+func (s Selector) AppendJSON(w *compat.JSON) {
+	if s.Type != "label" {
+		w.BeginObject().Key("type").Str("none").EndObject()
+		return
+	}
+	w.BeginObject().Key("type").Str("label").Key("expression").Str(s.Expression).Key("labels").StrList(s.Labels).EndObject()
+}
+
+// ParseLabelExpression validates a label selector expression
+// "CONSUMER.label.a = PROVIDER.label.a & ..." and returns its label names.
+func ParseLabelExpression(expr string) ([]string, error) {
+	if strings.TrimSpace(expr) == "" {
+		return []string{}, nil
+	}
+	var labels []string
+	for _, term := range strings.Split(expr, "&") {
+		sides := strings.Split(term, "=")
+		if len(sides) != 2 {
+			return nil, compat.ServerError("parse expression failed!")
+		}
+		l, r := strings.TrimSpace(sides[0]), strings.TrimSpace(sides[1])
+		const cp, pp = "CONSUMER.label.", "PROVIDER.label."
+		if !strings.HasPrefix(l, cp) || !strings.HasPrefix(r, pp) {
+			return nil, compat.ServerError("parse expression failed!")
+		}
+		if l[len(cp):] != r[len(pp):] || l[len(cp):] == "" {
+			return nil, compat.ServerError("parse expression failed!")
+		}
+		labels = append(labels, l[len(cp):])
+	}
+	return labels, nil
+}
+
+// ClusterMeta is a cluster's configuration (§2.5).
+type ClusterMeta struct {
+	Name            string            `json:"name"`
+	HealthChecker   HealthChecker     `json:"healthChecker"`
+	DefCkport       int               `json:"defCkport"`
+	DefIPPort       int               `json:"defIPPort"`
+	UseIPPort4Check bool              `json:"useIPPort4Check"`
+	Metadata        map[string]string `json:"metadata"`
+}
+
+// NewClusterMeta returns a cluster with Java's defaults (TCP checker, port 80).
+func NewClusterMeta(name string) ClusterMeta {
+	return ClusterMeta{Name: name, HealthChecker: HealthChecker{Type: "TCP"}, DefCkport: 80, DefIPPort: -1,
+		UseIPPort4Check: true, Metadata: map[string]string{}}
+}
+
+// EffectiveIPPort is getDefIPPort.
+func (c ClusterMeta) EffectiveIPPort() int {
+	if c.DefIPPort == -1 {
+		return c.DefCkport
+	}
+	return c.DefIPPort
+}
+
+// ServiceMeta is the persisted part of a service (CP data).
+type ServiceMeta struct {
+	NamespaceID      string                 `json:"namespaceId"`
+	Name             string                 `json:"name"` // grouped
+	ProtectThreshold float32                `json:"protectThreshold"`
+	AppName          string                 `json:"appName,omitempty"`
+	Metadata         map[string]string      `json:"metadata"`
+	Selector         Selector               `json:"selector"`
+	Enabled          bool                   `json:"enabled"`
+	Clusters         map[string]ClusterMeta `json:"clusters"`
+}
+
+func newServiceMeta(ns, grouped string) ServiceMeta {
+	return ServiceMeta{NamespaceID: ns, Name: grouped, Metadata: map[string]string{}, Selector: Selector{Type: "none"},
+		Enabled: true, Clusters: map[string]ClusterMeta{}}
+}
+
+func (m ServiceMeta) clone() ServiceMeta {
+	c := m
+	c.Metadata = cloneMap(m.Metadata)
+	c.Clusters = make(map[string]ClusterMeta, len(m.Clusters))
+	for k, v := range m.Clusters {
+		v.Metadata = cloneMap(v.Metadata)
+		c.Clusters[k] = v
+	}
+	c.Selector.Labels = append([]string(nil), m.Selector.Labels...)
+	return c
+}
+
+func cloneMap(m map[string]string) map[string]string {
+	if m == nil {
+		return nil
+	}
+	c := make(map[string]string, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}

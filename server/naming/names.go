@@ -1,0 +1,117 @@
+// Package naming is the Nacos 1.4.8 naming domain: namespaces, services,
+// clusters and instances; registration, heartbeats and expiry of ephemeral
+// instances, persistent instances and service metadata kept in raftstore, and
+// the instance/list view clients poll and receive as UDP pushes. It does not
+// import fiber: the HTTP layer binds parameters into the request types here.
+package naming
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/nacosd/nacosd/compat"
+)
+
+// Well-known names (naming-v1.md §2.1).
+const (
+	DefaultNamespace = "public"
+	DefaultGroup     = "DEFAULT_GROUP"
+	DefaultCluster   = "DEFAULT"
+	GroupSeparator   = "@@"
+)
+
+var (
+	serviceNameRE = regexp.MustCompile(`^[0-9a-zA-Z@\.:_-]+$`)
+	clusterNameRE = regexp.MustCompile(`^[0-9a-zA-Z-]+$`)
+)
+
+// GroupedName applies DistroFilter's rule: a name without "@@" gets
+// "<group>@@" in front (group blank → DEFAULT_GROUP); blank stays blank.
+func GroupedName(serviceName, groupName string) string {
+	if strings.TrimSpace(serviceName) == "" || strings.Contains(serviceName, GroupSeparator) {
+		return serviceName
+	}
+	if strings.TrimSpace(groupName) == "" {
+		groupName = DefaultGroup
+	}
+	return groupName + GroupSeparator + serviceName
+}
+
+// javaSplit is Java's String.split with a literal separator: trailing empty
+// strings are removed.
+func javaSplit(s, sep string) []string {
+	parts := strings.Split(s, sep)
+	for len(parts) > 0 && parts[len(parts)-1] == "" {
+		parts = parts[:len(parts)-1]
+	}
+	return parts
+}
+
+// CheckServiceNameFormat is NamingUtils.checkServiceNameFormat.
+func CheckServiceNameFormat(s string) error {
+	parts := javaSplit(s, GroupSeparator)
+	if len(parts) <= 1 {
+		return compat.IllegalArgument("Param 'serviceName' is illegal, it should be format as 'groupName@@serviceName'")
+	}
+	if parts[0] == "" {
+		return compat.IllegalArgument("Param 'serviceName' is illegal, groupName can't be empty")
+	}
+	return nil
+}
+
+// BareName is NamingUtils.getServiceName.
+func BareName(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	if !strings.Contains(s, GroupSeparator) {
+		return s
+	}
+	parts := javaSplit(s, GroupSeparator)
+	if len(parts) < 2 {
+		return ""
+	}
+	return parts[1]
+}
+
+// GroupOf is NamingUtils.getGroupName.
+func GroupOf(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return ""
+	}
+	if !strings.Contains(s, GroupSeparator) {
+		return DefaultGroup
+	}
+	parts := javaSplit(s, GroupSeparator)
+	if len(parts) == 0 {
+		return ""
+	}
+	return parts[0]
+}
+
+// ValidateServiceName is Service.validate's name check.
+func ValidateServiceName(grouped string) error {
+	if !serviceNameRE.MatchString(grouped) {
+		return compat.IllegalArgument("dom name can only have these characters: 0-9a-zA-Z-._:, current: " + grouped)
+	}
+	return nil
+}
+
+// ValidateClusterName is Cluster's constructor check.
+func ValidateClusterName(name string) error {
+	if !clusterNameRE.MatchString(name) {
+		return compat.IllegalArgument("cluster name can only have these characters: 0-9a-zA-Z-, current: " + name)
+	}
+	return nil
+}
+
+// ServiceKey is "<namespaceId>##<groupedServiceName>" (assembleFullServiceName).
+func ServiceKey(namespaceID, grouped string) string { return namespaceID + "##" + grouped }
+
+// SplitServiceKey undoes ServiceKey; a key without "##" is in public.
+func SplitServiceKey(key string) (namespaceID, grouped string) {
+	if i := strings.Index(key, "##"); i >= 0 {
+		return key[:i], key[i+2:]
+	}
+	return DefaultNamespace, key
+}

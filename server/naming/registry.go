@@ -1,0 +1,734 @@
+package naming
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/clock"
+	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/push"
+)
+
+// CPStore is what naming needs of raftstore (persistent instances, service
+// metadata and switches). Watch callbacks run on the FSM goroutine.
+type CPStore interface {
+	Apply(ctx context.Context, b raftstore.Batch) (uint64, error)
+	Get(bucket, key string) (raftstore.Record, bool)
+	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
+	Watch(fn func(raftstore.Event)) (cancel func())
+}
+
+// Pusher is what naming needs of the UDP push service.
+type Pusher interface {
+	Subscribe(sub push.Subscriber)
+	ServiceChanged(namespaceID, service string)
+}
+
+// Buckets naming keeps in raftstore. Names live on disk: never rename.
+const (
+	BucketMeta     = "ns.meta"    // ServiceKey → ServiceMeta JSON
+	BucketPersist  = "ns.persist" // ServiceKey → []Instance JSON (persistent instances)
+	BucketSwitches = "ns.switch"  // "switches" → Switches JSON
+	switchesKey    = "switches"
+)
+
+// Config configures a Registry.
+type Config struct {
+	Store  CPStore
+	Pusher Pusher // may be nil (no push)
+	Clock  clock.Clock
+	Logger *slog.Logger
+	// ExpireInstances deletes ephemeral instances after their ip delete
+	// timeout (nacos.naming.expireInstance, default true).
+	ExpireInstances bool
+	// BeatCheckInterval is the period of the beat-expiry sweep (5 s).
+	BeatCheckInterval time.Duration
+	// EmptyServiceClean removes services that stayed empty for more than
+	// three checks (nacos.naming.empty-service.auto-clean, shipped true).
+	EmptyServiceClean        bool
+	EmptyServiceCleanInitial time.Duration // 50 s
+	EmptyServiceCleanPeriod  time.Duration // 30 s
+	// HealthCheck enables TCP/HTTP probing of persistent instances.
+	HealthCheck bool
+	// WriteTimeout bounds one CP write.
+	WriteTimeout time.Duration
+}
+
+// DefaultConfig returns Java Nacos's shipped defaults.
+func DefaultConfig() Config {
+	return Config{Clock: clock.Real{}, Logger: slog.Default(), ExpireInstances: true, BeatCheckInterval: 5 * time.Second,
+		EmptyServiceClean: true, EmptyServiceCleanInitial: 50 * time.Second, EmptyServiceCleanPeriod: 30 * time.Second,
+		HealthCheck: true, WriteTimeout: 10 * time.Second}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("naming: Config.Store is nil")
+	case c.Clock == nil:
+		return errors.New("naming: Config.Clock is nil")
+	case c.Logger == nil:
+		return errors.New("naming: Config.Logger is nil")
+	case c.BeatCheckInterval <= 0:
+		return fmt.Errorf("naming: Config.BeatCheckInterval must be positive, got %v", c.BeatCheckInterval)
+	case c.EmptyServiceClean && c.EmptyServiceCleanPeriod <= 0:
+		return fmt.Errorf("naming: Config.EmptyServiceCleanPeriod must be positive, got %v", c.EmptyServiceCleanPeriod)
+	case c.WriteTimeout <= 0:
+		return fmt.Errorf("naming: Config.WriteTimeout must be positive, got %v", c.WriteTimeout)
+	}
+	return nil
+}
+
+// Registry is the naming domain of one node.
+type Registry struct {
+	cfg Config
+	log *slog.Logger
+
+	mu         sync.RWMutex
+	namespaces map[string]map[string]*Service // namespace → grouped name → service
+
+	switches atomic.Pointer[Switches]
+	cancel   func()
+	closed   atomic.Bool
+	timersMu sync.Mutex
+	timers   []clock.Timer
+	checker  *healthChecker
+}
+
+// Service is one service: its CP metadata and its two instance lists.
+type Service struct {
+	mu            sync.RWMutex
+	meta          ServiceMeta
+	persisted     bool                 // meta is in the CP store
+	ephemeral     map[string]*Instance // by DatumKey
+	persistent    map[string]*Instance // by DatumKey
+	lastModified  int64
+	checksum      string
+	dirty         bool
+	finalizeCount int
+}
+
+// New builds the registry from the CP store's current state and starts the
+// beat sweeper, the empty-service cleaner and the health checker.
+func New(cfg Config) (*Registry, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}}
+	sw := DefaultSwitches()
+	r.switches.Store(&sw)
+	r.cancel = cfg.Store.Watch(r.onEvent)
+	r.rebuild()
+	r.schedule(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
+	if cfg.EmptyServiceClean {
+		r.schedule(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
+	}
+	if cfg.HealthCheck {
+		r.checker = newHealthChecker(r)
+	}
+	return r, nil
+}
+
+// schedule runs f after initial and then every period until Close.
+func (r *Registry) schedule(initial, period time.Duration, f func()) {
+	var run func()
+	run = func() {
+		if r.closed.Load() {
+			return
+		}
+		f()
+		r.timersMu.Lock()
+		defer r.timersMu.Unlock()
+		if !r.closed.Load() {
+			r.timers = append(r.timers, r.cfg.Clock.AfterFunc(period, run))
+		}
+	}
+	r.timersMu.Lock()
+	r.timers = append(r.timers, r.cfg.Clock.AfterFunc(initial, run))
+	r.timersMu.Unlock()
+}
+
+// Close stops background work.
+func (r *Registry) Close() error {
+	r.closed.Store(true)
+	r.cancel()
+	r.timersMu.Lock()
+	for _, t := range r.timers {
+		t.Stop()
+	}
+	r.timers = nil
+	r.timersMu.Unlock()
+	if r.checker != nil {
+		r.checker.close()
+	}
+	return nil
+}
+
+// Switches returns the current switch domain (do not modify).
+func (r *Registry) Switches() *Switches { return r.switches.Load() }
+
+func (r *Registry) nowMillis() int64 { return r.cfg.Clock.Now().UnixMilli() }
+
+// service returns the service or nil.
+func (r *Registry) service(ns, grouped string) *Service {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.namespaces[ns][grouped]
+}
+
+// getOrCreate returns the service, creating it (locally, not persisted) with
+// name validation when absent.
+func (r *Registry) getOrCreate(ns, grouped string) (*Service, error) {
+	if s := r.service(ns, grouped); s != nil {
+		return s, nil
+	}
+	if err := ValidateServiceName(grouped); err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.namespaces[ns]
+	if m == nil {
+		m = map[string]*Service{}
+		r.namespaces[ns] = m
+	}
+	if s := m[grouped]; s != nil {
+		return s, nil
+	}
+	s := newService(newServiceMeta(ns, grouped), r.nowMillis())
+	m[grouped] = s
+	return s, nil
+}
+
+func newService(meta ServiceMeta, now int64) *Service {
+	return &Service{meta: meta, ephemeral: map[string]*Instance{}, persistent: map[string]*Instance{}, lastModified: now, dirty: true}
+}
+
+func (r *Registry) changed(ns, grouped string) {
+	if r.cfg.Pusher != nil {
+		r.cfg.Pusher.ServiceChanged(ns, grouped)
+	}
+}
+
+// InstanceForm is a parsed register/update/deregister request (§3.1).
+type InstanceForm struct {
+	NamespaceID string
+	ServiceName string // grouped
+	Instance    Instance
+	Agent       string
+}
+
+func validateInstance(in *Instance) error {
+	if in.Weight > 10000.0 || in.Weight < 0.0 {
+		return compat.ServerError("instance format invalid: The weights range from 0.0 to 10000.0")
+	}
+	return ValidateClusterName(in.ClusterName)
+}
+
+// clampWeight applies Service.onChange's weight clamping.
+func clampWeight(w float64) float64 {
+	if w > 10000 {
+		return 10000
+	}
+	if w > 0 && w < 0.01 {
+		return 0.01
+	}
+	return w
+}
+
+// Register adds or replaces an instance (POST /instance).
+func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
+	in := f.Instance
+	in.ServiceName = f.ServiceName
+	if err := validateInstance(&in); err != nil {
+		return err
+	}
+	in.LastBeat = r.nowMillis()
+	if !in.Ephemeral {
+		return r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(s *Service, list map[string]*Instance) error {
+			addInstance(s, list, &in, false)
+			return nil
+		})
+	}
+	s, err := r.getOrCreate(f.NamespaceID, f.ServiceName)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
+		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+	}
+	addInstance(s, s.ephemeral, &in, true)
+	s.touch(r.nowMillis())
+	s.mu.Unlock()
+	r.changed(f.NamespaceID, f.ServiceName)
+	return nil
+}
+
+// addInstance puts in into list (keyed by DatumKey) applying the instance-ID
+// and health-preserving rules of §2.3/§3.1.10. live says list is the live map.
+func addInstance(s *Service, list map[string]*Instance, in *Instance, live bool) {
+	in = in.clone()
+	in.Weight = clampWeight(in.Weight)
+	key := in.DatumKey()
+	if old, ok := list[key]; ok {
+		in.InstanceID = old.InstanceID
+		if old.JavaString() != in.JavaString() && !in.Marked {
+			in.Healthy = old.Healthy
+		}
+		if live {
+			in.checkOK, in.checkFail, in.mockValid = old.checkOK, old.checkFail, old.mockValid
+		}
+	} else {
+		in.InstanceID = generateID(in, list)
+	}
+	list[key] = in
+}
+
+func generateID(in *Instance, list map[string]*Instance) string {
+	if g, _ := in.IDGenerator(); equalFold(g, "snowflake") {
+		used := map[string]bool{}
+		for _, o := range list {
+			used[o.InstanceID] = true
+		}
+		for i := 0; ; i++ {
+			if id := strconv.Itoa(i); !used[id] {
+				return id
+			}
+		}
+	}
+	return in.IP + "#" + strconv.Itoa(in.Port) + "#" + in.ClusterName + "#" + in.ServiceName
+}
+
+func equalFold(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 32
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 32
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Service) touch(now int64) {
+	s.lastModified = now
+	s.dirty = true
+}
+
+// Deregister removes an instance (DELETE /instance). A missing service is ok.
+func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
+	in := f.Instance
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil {
+		return nil
+	}
+	if err := ValidateClusterName(in.ClusterName); err != nil {
+		return err
+	}
+	in.ServiceName = f.ServiceName
+	key := in.DatumKey()
+	if !in.Ephemeral {
+		return r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(s *Service, list map[string]*Instance) error {
+			delete(list, key)
+			return nil
+		})
+	}
+	s.mu.Lock()
+	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
+		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+	}
+	_, found := s.ephemeral[key]
+	delete(s.ephemeral, key)
+	if found {
+		s.touch(r.nowMillis())
+	}
+	s.mu.Unlock()
+	if found {
+		r.changed(f.NamespaceID, f.ServiceName)
+	}
+	return nil
+}
+
+// Update is PUT /instance: for Java clients >= 1.0.0 the instance must
+// exist; every other agent registers (§3.1.3).
+func (r *Registry) Update(ctx context.Context, f InstanceForm) error {
+	if !GroupedForAgent(f.Agent) {
+		return r.Register(ctx, f)
+	}
+	in := f.Instance
+	if err := validateInstance(&in); err != nil {
+		return err
+	}
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil {
+		return compat.ServerError("service not found, namespace: " + f.NamespaceID + ", service: " + f.ServiceName)
+	}
+	in.ServiceName = f.ServiceName
+	if !s.containsInstance(&in) {
+		return compat.ServerError("instance not exist: " + in.JavaString())
+	}
+	return r.Register(ctx, f)
+}
+
+// containsInstance is service.allIPs().contains(instance): same ip, same
+// ephemeral flag and same port (or port 0), any cluster.
+func (s *Service) containsInstance(in *Instance) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	list := s.persistent
+	if in.Ephemeral {
+		list = s.ephemeral
+	}
+	for _, o := range list {
+		if o.IP == in.IP && (o.Port == in.Port || in.Port == 0) {
+			return true
+		}
+	}
+	return false
+}
+
+// PatchForm is PATCH /instance (§3.1.4): nil fields are left unchanged.
+type PatchForm struct {
+	NamespaceID, ServiceName, ClusterName, IP string
+	Port                                      int
+	Metadata                                  map[string]string // nil: unchanged
+	App                                       *string
+	Weight                                    *float64
+	Healthy, Enabled                          *bool
+}
+
+// Patch mutates an existing instance.
+func (r *Registry) Patch(ctx context.Context, p PatchForm) error {
+	s := r.service(p.NamespaceID, p.ServiceName)
+	var cur *Instance
+	if s != nil {
+		s.mu.RLock()
+		for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+			for _, o := range list {
+				if o.ClusterName == p.ClusterName && o.IP == p.IP && o.Port == p.Port {
+					cur = o.clone()
+				}
+			}
+		}
+		s.mu.RUnlock()
+	}
+	if cur == nil {
+		return compat.IllegalArgument("instance not found")
+	}
+	if p.Metadata != nil {
+		cur.Metadata = p.Metadata
+	}
+	if p.App != nil {
+		cur.App = *p.App
+	}
+	if p.Weight != nil {
+		cur.Weight = *p.Weight
+	}
+	if p.Healthy != nil {
+		cur.Healthy = *p.Healthy
+	}
+	if p.Enabled != nil {
+		cur.Enabled = *p.Enabled
+	}
+	if err := validateInstance(cur); err != nil {
+		return err
+	}
+	return r.Register(ctx, InstanceForm{NamespaceID: p.NamespaceID, ServiceName: p.ServiceName, Instance: *cur})
+}
+
+// Detail is GET /instance (§3.1.7).
+func (r *Registry) Detail(ns, grouped, cluster, ip string, port int) ([]byte, error) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return nil, compat.ServerError("no service " + grouped + " found!")
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var inCluster []*Instance
+	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+		for _, o := range list {
+			if o.ClusterName == cluster {
+				inCluster = append(inCluster, o)
+			}
+		}
+	}
+	if len(inCluster) == 0 {
+		return nil, compat.ServerError("no ips found for cluster " + cluster + " in service " + grouped)
+	}
+	for _, o := range inCluster {
+		if o.IP == ip && o.Port == port {
+			w := compat.NewJSON(256)
+			w.BeginObject().Key("service").Str(grouped).Key("ip").Str(o.IP).Key("port").Int(int64(o.Port)).
+				Key("clusterName").Str(o.ClusterName).Key("weight").Double(o.Weight).Key("healthy").Bool(o.Healthy).
+				Key("instanceId").Str(o.InstanceID).Key("metadata")
+			if o.Metadata == nil {
+				w.Null()
+			} else {
+				appendStrMap(w, o.Metadata)
+			}
+			w.EndObject()
+			return w.Bytes(), nil
+		}
+	}
+	return nil, compat.ServerError("no matched ip found!")
+}
+
+// BeatResult is the answer to a beat.
+type BeatResult struct {
+	ClientBeatInterval int64
+	Code               int
+	LightBeatEnabled   bool
+}
+
+// JSON renders {"clientBeatInterval":5000,"code":10200,"lightBeatEnabled":true}
+// or, for code 20404, without lightBeatEnabled.
+func (b BeatResult) JSON() []byte {
+	w := compat.NewJSON(80)
+	w.BeginObject().Key("clientBeatInterval").Int(b.ClientBeatInterval).Key("code").Int(int64(b.Code))
+	if b.Code == 10200 {
+		w.Key("lightBeatEnabled").Bool(b.LightBeatEnabled)
+	}
+	return w.EndObject().Bytes()
+}
+
+// BeatForm is a parsed PUT /instance/beat.
+type BeatForm struct {
+	NamespaceID, ServiceName, ClusterName, IP string
+	Port                                      int
+	Beat                                      *BeatInfo
+}
+
+// Beat refreshes an ephemeral instance, or re-registers it from the beat JSON
+// (§3.3, §4.1).
+func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
+	sw := r.Switches()
+	res := BeatResult{ClientBeatInterval: sw.ClientBeatInterval}
+	cluster, ip, port := f.ClusterName, f.IP, f.Port
+	if f.Beat != nil {
+		if JavaTrimBlank(f.Beat.Cluster) {
+			f.Beat.Cluster = cluster
+		} else {
+			cluster = f.Beat.Cluster
+		}
+		ip, port = f.Beat.IP, f.Beat.Port
+	}
+	in := r.findInstance(f.NamespaceID, f.ServiceName, cluster, ip, port)
+	if in == nil {
+		if f.Beat == nil {
+			res.Code = 20404
+			return res, nil
+		}
+		eph := true
+		if f.Beat.Ephemeral != nil {
+			eph = *f.Beat.Ephemeral
+		}
+		reg := Instance{IP: ip, Port: port, Weight: f.Beat.Weight, Metadata: f.Beat.Metadata, ClusterName: cluster,
+			ServiceName: f.ServiceName, Ephemeral: eph, Healthy: true, Enabled: true}
+		if err := r.Register(ctx, InstanceForm{NamespaceID: f.NamespaceID, ServiceName: f.ServiceName, Instance: reg}); err != nil {
+			return res, err
+		}
+	}
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil {
+		return res, compat.ServerError("service not found: " + f.ServiceName + "@" + f.NamespaceID)
+	}
+	now := r.nowMillis()
+	recovered := false
+	var interval int64
+	var hasInterval bool
+	s.mu.Lock()
+	for _, o := range s.ephemeral {
+		if o.ClusterName == cluster && o.IP == ip && o.Port == port {
+			o.LastBeat = now
+			if !o.Marked && !o.Healthy {
+				o.Healthy = true
+				recovered = true
+			}
+		}
+	}
+	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+		for _, o := range list {
+			if o.ClusterName == cluster && o.IP == ip && o.Port == port {
+				if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
+					interval, hasInterval = o.HeartBeatInterval(), true
+				}
+			}
+		}
+	}
+	if recovered {
+		s.touch(now)
+	}
+	s.mu.Unlock()
+	if recovered {
+		r.log.Info("instance recovered by beat", "service", f.ServiceName, "ip", ip, "port", port)
+		r.changed(f.NamespaceID, f.ServiceName)
+	}
+	res.Code = 10200
+	if hasInterval {
+		res.ClientBeatInterval = interval
+	}
+	res.LightBeatEnabled = sw.LightBeatEnabled
+	return res, nil
+}
+
+// JavaTrimBlank reports whether s is blank by commons-lang StringUtils.isBlank.
+func JavaTrimBlank(s string) bool {
+	for _, c := range s {
+		if c > ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Instance {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+		for _, o := range list {
+			if o.ClusterName == cluster && o.IP == ip && o.Port == port {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+// Sweep is ClientBeatCheckTask for every service at time now: ephemeral
+// instances past their heartbeat timeout turn unhealthy, past their delete
+// timeout are removed (§4.2).
+func (r *Registry) Sweep(now time.Time) {
+	ms := now.UnixMilli()
+	if !r.Switches().HealthCheckEnabled {
+		return
+	}
+	for _, ref := range r.allServices() {
+		s := ref.svc
+		changed := false
+		s.mu.Lock()
+		for key, o := range s.ephemeral {
+			if o.Marked {
+				continue
+			}
+			if ms-o.LastBeat > o.HeartBeatTimeout() && o.Healthy {
+				o.Healthy = false
+				changed = true
+				r.log.Info("instance beat timeout", "service", s.meta.Name, "ip", o.IP, "port", o.Port, "lastBeat", o.LastBeat)
+			}
+			if r.cfg.ExpireInstances && ms-o.LastBeat > o.IPDeleteTimeout() {
+				delete(s.ephemeral, key)
+				changed = true
+				r.log.Info("instance expired", "service", s.meta.Name, "ip", o.IP, "port", o.Port)
+			}
+		}
+		if changed {
+			s.touch(ms)
+		}
+		s.mu.Unlock()
+		if changed {
+			r.changed(ref.ns, ref.name)
+		}
+	}
+}
+
+type serviceRef struct {
+	ns, name string
+	svc      *Service
+}
+
+// allServices returns every service, sorted by namespace and name.
+func (r *Registry) allServices() []serviceRef {
+	r.mu.RLock()
+	out := make([]serviceRef, 0, 64)
+	for ns, m := range r.namespaces {
+		for name, s := range m {
+			out = append(out, serviceRef{ns, name, s})
+		}
+	}
+	r.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].ns != out[j].ns {
+			return out[i].ns < out[j].ns
+		}
+		return out[i].name < out[j].name
+	})
+	return out
+}
+
+// CleanEmptyServices is EmptyServiceAutoClean: a service found empty at more
+// than three consecutive checks is removed (§2.7).
+func (r *Registry) CleanEmptyServices() {
+	for _, ref := range r.allServices() {
+		s := ref.svc
+		s.mu.Lock()
+		empty := len(s.ephemeral) == 0 && len(s.persistent) == 0
+		remove := false
+		if empty {
+			s.finalizeCount++
+			remove = s.finalizeCount > 3
+		} else {
+			s.finalizeCount = 0
+		}
+		persisted := s.persisted
+		s.mu.Unlock()
+		if !remove {
+			continue
+		}
+		r.log.Info("removing empty service", "namespace", ref.ns, "service", ref.name)
+		if persisted {
+			ctx, cancel := context.WithTimeout(context.Background(), r.cfg.WriteTimeout)
+			if err := r.deleteServiceCP(ctx, ref.ns, ref.name); err != nil {
+				r.log.Warn("empty service clean failed", "service", ref.name, "err", err)
+			}
+			cancel()
+			continue
+		}
+		r.dropService(ref.ns, ref.name, s)
+	}
+}
+
+// dropService removes a local (not persisted) service if it is still s.
+func (r *Registry) dropService(ns, name string, s *Service) {
+	r.mu.Lock()
+	if r.namespaces[ns][name] == s {
+		delete(r.namespaces[ns], name)
+		if len(r.namespaces[ns]) == 0 {
+			delete(r.namespaces, ns)
+		}
+	}
+	r.mu.Unlock()
+	r.changed(ns, name)
+}
+
+// Counts returns the number of services and instances (all namespaces).
+func (r *Registry) Counts() (services, instances int) {
+	for _, ref := range r.allServices() {
+		ref.svc.mu.RLock()
+		instances += len(ref.svc.ephemeral) + len(ref.svc.persistent)
+		ref.svc.mu.RUnlock()
+		services++
+	}
+	return services, instances
+}

@@ -1,0 +1,555 @@
+package naming
+
+import (
+	"context"
+	"encoding/json"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/push"
+)
+
+// ServiceForm is a parsed POST/PUT /service.
+type ServiceForm struct {
+	NamespaceID, ServiceName string // grouped
+	ProtectThreshold         float32
+	Metadata                 map[string]string
+	Selector                 Selector
+}
+
+// ParseSelector parses the selector parameter: blank → none; JSON
+// {"type":"none"} or {"type":"label","expression":...}.
+func ParseSelector(raw string) (Selector, error) {
+	if strings.TrimSpace(raw) == "" {
+		return Selector{Type: "none"}, nil
+	}
+	var in struct {
+		Type       string `json:"type"`
+		Expression string `json:"expression"`
+	}
+	if err := json.Unmarshal([]byte(raw), &in); err != nil {
+		return Selector{}, compat.ServerError("errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.api.selector.Selector] failed. ", err.Error())
+	}
+	switch in.Type {
+	case "label":
+		labels, err := ParseLabelExpression(in.Expression)
+		if err != nil {
+			return Selector{}, err
+		}
+		return Selector{Type: "label", Expression: in.Expression, Labels: labels}, nil
+	default:
+		return Selector{Type: "none"}, nil
+	}
+}
+
+// CreateService is POST /service.
+func (r *Registry) CreateService(ctx context.Context, f ServiceForm) error {
+	if s := r.service(f.NamespaceID, f.ServiceName); s != nil {
+		return compat.IllegalArgument("specified service already exists, serviceName : " + f.ServiceName)
+	}
+	if err := ValidateServiceName(f.ServiceName); err != nil {
+		return err
+	}
+	meta := newServiceMeta(f.NamespaceID, f.ServiceName)
+	meta.ProtectThreshold, meta.Metadata, meta.Selector = f.ProtectThreshold, f.Metadata, f.Selector
+	err := r.writeMeta(ctx, meta, raftstore.CondAbsent)
+	if isCondFailed(err) {
+		return compat.IllegalArgument("specified service already exists, serviceName : " + f.ServiceName)
+	}
+	return err
+}
+
+func isCondFailed(err error) bool { return err != nil && errorsIs(err, raftstore.ErrCondFailed) }
+
+// UpdateService is PUT /service.
+func (r *Registry) UpdateService(ctx context.Context, f ServiceForm) error {
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil {
+		return compat.ServerError("service " + f.ServiceName + " not found!")
+	}
+	s.mu.RLock()
+	meta := s.meta.clone()
+	s.mu.RUnlock()
+	meta.ProtectThreshold, meta.Metadata, meta.Selector = f.ProtectThreshold, f.Metadata, f.Selector
+	if err := ValidateServiceName(f.ServiceName); err != nil {
+		return err
+	}
+	return r.writeMeta(ctx, meta, 0)
+}
+
+// DeleteService is DELETE /service: removes it even with instances.
+func (r *Registry) DeleteService(ctx context.Context, ns, grouped string) error {
+	if r.service(ns, grouped) == nil {
+		return compat.IllegalArgument("specified service not exist, serviceName : " + grouped)
+	}
+	return r.deleteServiceCP(ctx, ns, grouped)
+}
+
+func appendClusterBrief(w *compat.JSON, c ClusterMeta) {
+	w.BeginObject().Key("name").Str(c.Name).Key("healthChecker")
+	c.HealthChecker.AppendJSON(w)
+	w.Key("metadata")
+	appendStrMap(w, c.Metadata)
+	w.EndObject()
+}
+
+func sortedClusters(m map[string]ClusterMeta) []ClusterMeta {
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	out := make([]ClusterMeta, 0, len(m))
+	for _, n := range compat.JavaHashOrderStrings(sortStrings(names), 16) {
+		out = append(out, m[n])
+	}
+	return out
+}
+
+func sortStrings(s []string) []string { sort.Strings(s); return s }
+
+// GetService is GET /service.
+func (r *Registry) GetService(ns, grouped string) ([]byte, error) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return nil, compat.ServerError("service " + grouped + " is not found!")
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	w := compat.NewJSON(256)
+	w.BeginObject().Key("name").Str(BareName(grouped)).Key("namespaceId").Str(ns).
+		Key("protectThreshold").Float(s.meta.ProtectThreshold).Key("metadata")
+	appendStrMap(w, s.meta.Metadata)
+	w.Key("selector")
+	s.meta.Selector.AppendJSON(w)
+	w.Key("groupName").Str(GroupOf(grouped)).Key("clusters").BeginArray()
+	for _, c := range sortedClusters(s.meta.Clusters) {
+		appendClusterBrief(w, c)
+	}
+	return w.EndArray().EndObject().Bytes(), nil
+}
+
+// namesOf returns the sorted grouped names of a namespace.
+func (r *Registry) namesOf(ns string) []string {
+	r.mu.RLock()
+	names := make([]string, 0, len(r.namespaces[ns]))
+	for n := range r.namespaces[ns] {
+		names = append(names, n)
+	}
+	r.mu.RUnlock()
+	sort.Strings(names)
+	return names
+}
+
+var metaSelectorRE = regexp.MustCompile(`^(INSTANCE|SERVICE)\.metadata\.([^=]+)='(.*)'$`)
+
+// ListServices is GET /service/list (§3.4).
+func (r *Registry) ListServices(ns, group, selector string, pageNo, pageSize int) ([]byte, error) {
+	names := r.namesOf(ns)
+	var filter func(*Service) bool
+	if strings.TrimSpace(selector) != "" {
+		var sel struct {
+			Type       string `json:"type"`
+			Expression string `json:"expression"`
+		}
+		if err := json.Unmarshal([]byte(selector), &sel); err == nil && sel.Type == "label" && sel.Expression != "" {
+			expr := strings.Join(strings.Fields(sel.Expression), "")
+			if m := metaSelectorRE.FindStringSubmatch(expr); m != nil {
+				kind, k, v := m[1], m[2], m[3]
+				filter = func(s *Service) bool {
+					s.mu.RLock()
+					defer s.mu.RUnlock()
+					if kind == "SERVICE" {
+						return s.meta.Metadata[k] == v
+					}
+					for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+						for _, in := range list {
+							if in.Metadata[k] == v {
+								return true
+							}
+						}
+					}
+					return false
+				}
+			}
+		}
+	}
+	var matched []string
+	prefix := group + GroupSeparator
+	for _, n := range names {
+		if group != "*" && !strings.HasPrefix(n, prefix) {
+			continue
+		}
+		if filter != nil {
+			if s := r.service(ns, n); s == nil || !filter(s) {
+				continue
+			}
+		}
+		matched = append(matched, n)
+	}
+	start := (pageNo - 1) * pageSize
+	if start < 0 {
+		start = 0
+	}
+	end := start + pageSize
+	if end > len(matched) || end < start {
+		end = len(matched)
+	}
+	w := compat.NewJSON(64 + 32*len(matched))
+	w.BeginObject().Key("doms").BeginArray()
+	if start < len(matched) {
+		for _, n := range matched[start:end] {
+			if group != "*" {
+				n = strings.TrimPrefix(n, prefix)
+			}
+			w.Str(n)
+		}
+	}
+	return w.EndArray().Key("count").Int(int64(len(matched))).EndObject().Bytes(), nil
+}
+
+// ServiceNames is GET /service/names (§3.4).
+func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
+	re, err := regexp.Compile("^(?:.*" + expr + ".*)$")
+	if err != nil {
+		return nil, compat.ServerError(err.Error())
+	}
+	r.mu.RLock()
+	var nss []string
+	for n := range r.namespaces {
+		if ns == "" || n == ns {
+			nss = append(nss, n)
+		}
+	}
+	r.mu.RUnlock()
+	sort.Strings(nss)
+	w := compat.NewJSON(256)
+	w.BeginObject().Key("services").BeginObject()
+	count := 0
+	for _, n := range nss {
+		names := r.namesOf(n)
+		var out []string
+		for _, g := range names {
+			if re.MatchString(g + ":[]") {
+				out = append(out, BareName(g))
+			}
+		}
+		if len(out) == 0 && len(names) == 0 {
+			continue
+		}
+		w.Key(n).StrList(out)
+		count++
+	}
+	return w.EndObject().Key("count").Int(int64(count)).EndObject().Bytes(), nil
+}
+
+// Subscribers is GET /service/subscribers with Java's fuzzy matching.
+func (r *Registry) Subscribers(all []push.Subscriber, ns, grouped string, pageNo, pageSize int) []byte {
+	bare, group := BareName(grouped), GroupOf(grouped)
+	var match []push.Subscriber
+	for _, s := range all {
+		if s.NamespaceID != ns {
+			continue
+		}
+		if strings.Contains(BareName(s.Service), bare) && strings.Contains(GroupOf(s.Service), group) {
+			match = append(match, s)
+		}
+	}
+	sort.Slice(match, func(i, j int) bool { return match[i].AddrStr() < match[j].AddrStr() })
+	start := (pageNo - 1) * pageSize
+	if start < 0 {
+		start = 0
+	}
+	end := start + pageSize
+	if end > len(match) || end < start {
+		end = len(match)
+	}
+	w := compat.NewJSON(256)
+	w.BeginObject().Key("subscribers").BeginArray()
+	if start < len(match) {
+		for _, s := range match[start:end] {
+			w.BeginObject().Key("addrStr").Str(s.AddrStr()).Key("agent").Str(s.Agent).Key("app").Str(s.App).
+				Key("ip").Str(s.IP).Key("namespaceId").Str(s.NamespaceID).Key("serviceName").Str(s.Service).EndObject()
+		}
+	}
+	return w.EndArray().Key("count").Int(int64(len(match))).EndObject().Bytes()
+}
+
+// ServiceChecksum is PUT /service/checksum.
+func (r *Registry) ServiceChecksum(ns, grouped string) ([]byte, error) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return nil, compat.ServerError("serviceName not found: " + grouped)
+	}
+	s.mu.Lock()
+	sum := s.checksumLocked()
+	s.mu.Unlock()
+	w := compat.NewJSON(64)
+	return w.BeginObject().Key("checksum").Str(sum).EndObject().Bytes(), nil
+}
+
+// ClusterForm is PUT /cluster.
+type ClusterForm struct {
+	NamespaceID, ServiceName, ClusterName string
+	CheckPort                             int
+	UseInstancePort4Check                 bool
+	HealthChecker                         HealthChecker
+	Metadata                              map[string]string
+}
+
+// ParseHealthChecker parses the healthChecker JSON; unknown types → NONE.
+func ParseHealthChecker(raw string) (HealthChecker, error) {
+	var h HealthChecker
+	if err := json.Unmarshal([]byte(raw), &h); err != nil {
+		return h, compat.ServerError("errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.api.naming.pojo.healthcheck.AbstractHealthChecker] failed. ", err.Error())
+	}
+	switch strings.ToUpper(h.Type) {
+	case "TCP", "HTTP", "MYSQL", "NONE":
+		h.Type = strings.ToUpper(h.Type)
+	default:
+		h = HealthChecker{Type: "NONE"}
+	}
+	if h.Type == "HTTP" && h.ExpectedResponseCode == 0 {
+		h.ExpectedResponseCode = 200
+	}
+	return h, nil
+}
+
+// UpdateCluster is PUT /cluster.
+func (r *Registry) UpdateCluster(ctx context.Context, f ClusterForm) error {
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil {
+		return compat.ServerError("service not found:" + f.ServiceName)
+	}
+	s.mu.RLock()
+	meta := s.meta.clone()
+	s.mu.RUnlock()
+	c, ok := meta.Clusters[f.ClusterName]
+	if !ok {
+		if err := ValidateClusterName(f.ClusterName); err != nil {
+			return err
+		}
+		c = NewClusterMeta(f.ClusterName)
+	}
+	c.DefCkport = f.CheckPort
+	c.UseIPPort4Check = f.UseInstancePort4Check
+	c.HealthChecker = f.HealthChecker
+	c.Metadata = f.Metadata
+	meta.Clusters[f.ClusterName] = c
+	return r.writeMeta(ctx, meta, 0)
+}
+
+// SetHealth is PUT /health: only for clusters whose checker is NONE.
+func (r *Registry) SetHealth(ns, grouped, cluster, ip string, port int, healthy bool) error {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return compat.ServerError("")
+	}
+	s.mu.Lock()
+	c, ok := s.meta.Clusters[cluster]
+	if !ok {
+		s.mu.Unlock()
+		return compat.ServerError("")
+	}
+	if c.HealthChecker.Type != "NONE" {
+		s.mu.Unlock()
+		return compat.IllegalArgument("health check is still working, service: " + grouped)
+	}
+	changed := false
+	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+		for _, in := range list {
+			if in.ClusterName == cluster && in.IP == ip && in.Port == port && in.Healthy != healthy {
+				in.Healthy = healthy
+				changed = true
+			}
+		}
+	}
+	if changed {
+		s.touch(r.nowMillis())
+	}
+	s.mu.Unlock()
+	if changed {
+		r.changed(ns, grouped)
+	}
+	return nil
+}
+
+// MetadataBatchForm is PUT|DELETE /instance/metadata/batch.
+type MetadataBatchForm struct {
+	NamespaceID, ServiceName, ConsistencyType, Instances string
+	Metadata                                             map[string]string
+	Delete                                               bool
+}
+
+// MetadataBatch merges or removes metadata keys; errors yield an empty list.
+func (r *Registry) MetadataBatch(ctx context.Context, f MetadataBatchForm) []byte {
+	updated := r.metadataBatch(ctx, f)
+	w := compat.NewJSON(128)
+	return w.BeginObject().Key("updated").StrList(updated).EndObject().Bytes()
+}
+
+func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []string {
+	if CheckServiceNameFormat(f.ServiceName) != nil {
+		return []string{}
+	}
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil {
+		return []string{}
+	}
+	type target struct {
+		ip, cluster string
+		port        int
+	}
+	var listed map[bool][]target
+	if f.ConsistencyType != "ephemeral" && f.ConsistencyType != "persist" {
+		var raw []struct {
+			IP          string `json:"ip"`
+			Port        int    `json:"port"`
+			ClusterName string `json:"clusterName"`
+			Ephemeral   *bool  `json:"ephemeral"`
+		}
+		if err := json.Unmarshal([]byte(f.Instances), &raw); err != nil {
+			return []string{}
+		}
+		listed = map[bool][]target{}
+		for _, in := range raw {
+			c := in.ClusterName
+			if JavaTrimBlank(c) {
+				c = DefaultCluster
+			}
+			eph := true
+			if in.Ephemeral != nil {
+				eph = *in.Ephemeral
+			}
+			listed[eph] = append(listed[eph], target{in.IP, c, in.Port})
+		}
+	}
+	matches := func(in *Instance, eph bool) bool {
+		if listed == nil {
+			return (f.ConsistencyType == "ephemeral") == eph
+		}
+		for _, t := range listed[eph] {
+			if t.ip == in.IP && t.cluster == in.ClusterName && (t.port == in.Port || in.Port == 0) {
+				return true
+			}
+		}
+		return false
+	}
+	apply := func(in *Instance) {
+		if in.Metadata == nil {
+			in.Metadata = map[string]string{}
+		}
+		for k, v := range f.Metadata {
+			if f.Delete {
+				delete(in.Metadata, k)
+			} else {
+				in.Metadata[k] = v
+			}
+		}
+	}
+	updated := []string{}
+	suffix := func(eph bool) string {
+		if eph {
+			return ":ephemeral"
+		}
+		return ":persist"
+	}
+	// ephemeral: in memory
+	s.mu.Lock()
+	for k, in := range s.ephemeral {
+		if matches(in, true) {
+			c := in.clone()
+			apply(c)
+			s.ephemeral[k] = c
+			updated = append(updated, in.DatumKey()+suffix(true))
+		}
+	}
+	if len(updated) > 0 {
+		s.touch(r.nowMillis())
+	}
+	s.mu.Unlock()
+	if len(updated) > 0 {
+		r.changed(f.NamespaceID, f.ServiceName)
+	}
+	var persisted []string
+	err := r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(_ *Service, list map[string]*Instance) error {
+		persisted = persisted[:0]
+		for _, in := range list {
+			if matches(in, false) {
+				apply(in)
+				persisted = append(persisted, in.DatumKey()+suffix(false))
+			}
+		}
+		if len(persisted) == 0 {
+			return errNothing
+		}
+		return nil
+	})
+	if err == nil {
+		updated = append(updated, persisted...)
+	}
+	sort.Strings(updated)
+	return updated
+}
+
+var errNothing = compat.ServerError("nothing to update")
+
+// Metrics is GET /operator/metrics (§9.3).
+func (r *Registry) Metrics(status string, cpu, load, mem float32) []byte {
+	services, instances := r.Counts()
+	w := compat.NewJSON(256)
+	return w.BeginObject().Key("status").Str(status).Key("serviceCount").Int(int64(services)).
+		Key("instanceCount").Int(int64(instances)).Key("raftNotifyTaskCount").Int(0).
+		Key("responsibleServiceCount").Int(int64(services)).Key("responsibleInstanceCount").Int(int64(instances)).
+		Key("cpu").Float(cpu).Key("load").Float(load).Key("mem").Float(mem).EndObject().Bytes()
+}
+
+// HealthServer is GET /health/server.
+func (r *Registry) HealthServer(port int) []byte {
+	services, _ := r.Counts()
+	w := compat.NewJSON(128)
+	return w.BeginObject().Key("msg").Str("Hello! I am Nacos-Naming and healthy! total services: raft " +
+		strconv.Itoa(services) + ", local port:" + strconv.Itoa(port)).EndObject().Bytes()
+}
+
+// HasService reports whether the service exists.
+func (r *Registry) HasService(ns, grouped string) bool { return r.service(ns, grouped) != nil }
+
+// AllDomNames is GET /api/allDomNames: the DNS-F form for Nacos-DNS agents,
+// else every namespace.
+func (r *Registry) AllDomNames(dns bool) ([]byte, error) {
+	w := compat.NewJSON(256)
+	if dns {
+		names := r.namesOf(DefaultNamespace)
+		bare := make([]string, len(names))
+		for i, n := range names {
+			bare[i] = BareName(n)
+		}
+		return w.BeginObject().Key("count").Int(int64(len(names))).Key("doms").StrList(bare).EndObject().Bytes(), nil
+	}
+	r.mu.RLock()
+	var nss []string
+	for n := range r.namespaces {
+		nss = append(nss, n)
+	}
+	r.mu.RUnlock()
+	sort.Strings(nss)
+	total := 0
+	w.BeginObject()
+	inner := compat.NewJSON(256)
+	inner.BeginObject()
+	for _, n := range nss {
+		names := r.namesOf(n)
+		bare := make([]string, len(names))
+		for i, g := range names {
+			bare[i] = BareName(g)
+		}
+		total += len(names)
+		inner.Key(n).StrList(bare)
+	}
+	inner.EndObject()
+	return w.Key("count").Int(int64(total)).Key("doms").Raw(inner.Bytes()).EndObject().Bytes(), nil
+}

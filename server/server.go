@@ -1,0 +1,340 @@
+// Package server assembles one nacosd node: the raft CP store, the naming
+// registry, UDP push, the config service and the fiber HTTP surface. main
+// builds a Config from flags; tests build one directly and listen on
+// 127.0.0.1:0.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/clock"
+	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/httpapi"
+	"github.com/nacosd/nacosd/server/naming"
+	"github.com/nacosd/nacosd/server/push"
+)
+
+// Version is the Nacos server version nacosd speaks.
+const Version = "1.4.8"
+
+// Config configures a node.
+type Config struct {
+	// Host and Port are the HTTP listen address (Java Nacos: all interfaces,
+	// 8848). Port 0 picks a free port (tests).
+	Host string
+	Port int
+	// IP is the address this node advertises (member ip); empty: the first
+	// non-loopback IPv4 address, else 127.0.0.1.
+	IP string
+	// ContextPath is the URL prefix, "/nacos" by default; "/" or "" means none.
+	ContextPath string
+	// DataDir holds the raft log, snapshots and stable store.
+	DataDir string
+	// Standalone runs a one-node cluster (the only mode of this release).
+	Standalone bool
+	// RaftAddr is the raft TCP bind address (default 127.0.0.1:<port-1000>).
+	RaftAddr string
+	// PushAddr is the UDP push socket bind address (default ":0").
+	PushAddr string
+	// Naming overrides naming timings (tests); zero fields keep defaults.
+	Naming naming.Config
+	// Push overrides push timings (tests); zero fields keep defaults.
+	Push push.Config
+	// RaftTimings shortens raft timings (tests).
+	FastRaft bool
+	Clock    clock.Clock
+	Logger   *slog.Logger
+}
+
+// DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
+func DefaultConfig() Config {
+	return Config{Host: "", Port: 8848, ContextPath: "/nacos", DataDir: "data", Standalone: true, PushAddr: ":0",
+		Clock: clock.Real{}, Logger: slog.Default()}
+}
+
+// Validate checks the configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.Port < 0 || c.Port > 65535:
+		return fmt.Errorf("server: port must be 0..65535, got %d", c.Port)
+	case c.DataDir == "":
+		return errors.New("server: data dir is empty")
+	case !c.Standalone:
+		return errors.New("server: cluster mode is not supported yet; run with standalone mode")
+	case c.ContextPath != "" && !strings.HasPrefix(c.ContextPath, "/"):
+		return fmt.Errorf("server: context path must start with '/', got %q", c.ContextPath)
+	case c.Logger == nil || c.Clock == nil:
+		return errors.New("server: Logger and Clock must be set")
+	}
+	return nil
+}
+
+// Server is one running node.
+type Server struct {
+	cfg      Config
+	log      *slog.Logger
+	store    *raftstore.Store
+	registry *naming.Registry
+	push     *push.Service
+	app      *fiber.App
+	ln       net.Listener
+	self     compat.Member
+	started  time.Time
+
+	closeOnce sync.Once
+	serveErr  chan error
+}
+
+// New validates cfg; Start opens the stores and listeners.
+func New(cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.ContextPath == "/" {
+		cfg.ContextPath = ""
+	}
+	return &Server{cfg: cfg, log: cfg.Logger, serveErr: make(chan error, 1)}, nil
+}
+
+// Start opens the CP store, builds the domains and starts serving HTTP. On
+// error everything opened so far is closed.
+func (s *Server) Start(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			s.Close()
+		}
+	}()
+	s.started = time.Now()
+	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)))
+	if err != nil {
+		return fmt.Errorf("server: listen on port %d: %w", s.cfg.Port, err)
+	}
+	s.ln = ln
+	port := ln.Addr().(*net.TCPAddr).Port
+	ip := s.cfg.IP
+	if ip == "" {
+		ip = selfIP()
+	}
+	s.self = compat.Member{IP: ip, Port: port, State: "UP", ExtendInfo: map[string]any{
+		"adWeight": "0", "raftPort": strconv.Itoa(port - 1000), "site": "unknow", "version": Version, "weight": "1"}}
+
+	raftAddr := s.cfg.RaftAddr
+	if raftAddr == "" {
+		if s.cfg.Port == 0 {
+			raftAddr = "127.0.0.1:0"
+		} else {
+			raftAddr = "127.0.0.1:" + strconv.Itoa(port-1000)
+		}
+	}
+	rc := raftstore.DefaultConfig()
+	rc.Dir = filepath.Join(s.cfg.DataDir, "raft")
+	rc.NodeID = s.self.Address()
+	rc.BindAddr = raftAddr
+	rc.Bootstrap = true
+	rc.Logger = s.log.With("component", "raft")
+	if s.cfg.FastRaft {
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond
+	}
+	if s.store, err = raftstore.Open(rc); err != nil {
+		return fmt.Errorf("server: open raft store: %w", err)
+	}
+
+	var reg *naming.Registry
+	pc := push.DefaultConfig()
+	mergePush(&pc, s.cfg.Push)
+	pc.ListenAddr = s.cfg.PushAddr
+	if pc.ListenAddr == "" {
+		pc.ListenAddr = ":0"
+	}
+	pc.Clock = s.cfg.Clock
+	pc.Logger = s.log.With("component", "push")
+	pc.Render = func(sub push.Subscriber) ([]byte, error) { return reg.RenderPush(sub) }
+	if s.push, err = push.New(pc); err != nil {
+		return fmt.Errorf("server: start push: %w", err)
+	}
+
+	nc := naming.DefaultConfig()
+	mergeNaming(&nc, s.cfg.Naming)
+	nc.Store, nc.Pusher, nc.Clock, nc.Logger = s.store, s.push, s.cfg.Clock, s.log.With("component", "naming")
+	if reg, err = naming.New(nc); err != nil {
+		return fmt.Errorf("server: start naming: %w", err)
+	}
+	s.registry = reg
+
+	s.app = fiber.New(fiber.Config{
+		DisableStartupMessage: true,
+		ErrorHandler:          httpapi.ErrorHandler(s.log),
+		BodyLimit:             32 << 20,
+		ReadBufferSize:        32 << 10,
+		ReadTimeout:           0,
+		IdleTimeout:           90 * time.Second,
+	})
+	root := s.app.Group(s.cfg.ContextPath)
+	httpapi.MountCore(root, s)
+	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
+		Status: s.status, SysLoad: sysLoad})
+	go func() { s.serveErr <- s.app.Listener(ln) }()
+	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
+		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String())
+	return nil
+}
+
+func mergePush(dst *push.Config, o push.Config) {
+	if o.Debounce > 0 {
+		dst.Debounce = o.Debounce
+	}
+	if o.AckTimeout > 0 {
+		dst.AckTimeout = o.AckTimeout
+	}
+	if o.SubscriberTTL > 0 {
+		dst.SubscriberTTL = o.SubscriberTTL
+	}
+	if o.SweepInterval > 0 {
+		dst.SweepInterval = o.SweepInterval
+	}
+}
+
+func mergeNaming(dst *naming.Config, o naming.Config) {
+	if o.BeatCheckInterval > 0 {
+		dst.BeatCheckInterval = o.BeatCheckInterval
+	}
+	if o.EmptyServiceCleanInitial > 0 {
+		dst.EmptyServiceCleanInitial = o.EmptyServiceCleanInitial
+	}
+	if o.EmptyServiceCleanPeriod > 0 {
+		dst.EmptyServiceCleanPeriod = o.EmptyServiceCleanPeriod
+	}
+}
+
+// HTTPAddr is the bound HTTP address (host:port).
+func (s *Server) HTTPAddr() string { return s.ln.Addr().String() }
+
+// Registry exposes the naming domain (tests, benchmarks).
+func (s *Server) Registry() *naming.Registry { return s.registry }
+
+// PushAddr is the UDP push socket address.
+func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
+
+// Close stops serving and closes every component; safe to call twice.
+func (s *Server) Close() error {
+	var errs []error
+	s.closeOnce.Do(func() {
+		if s.app != nil {
+			if err := s.app.ShutdownWithTimeout(5 * time.Second); err != nil {
+				errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
+			}
+		} else if s.ln != nil {
+			_ = s.ln.Close()
+		}
+		if s.registry != nil {
+			_ = s.registry.Close()
+		}
+		if s.push != nil {
+			if err := s.push.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if s.store != nil {
+			if err := s.store.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("server: close raft store: %w", err))
+			}
+		}
+	})
+	return errors.Join(errs...)
+}
+
+func (s *Server) status() string {
+	if s.store != nil && s.store.IsLeader() {
+		return "UP"
+	}
+	return "DOWN"
+}
+
+// Self is this node's member (httpapi.Cluster).
+func (s *Server) Self() compat.Member { return s.self }
+
+// Members lists the cluster: only self in standalone mode.
+func (s *Server) Members() []compat.Member { return []compat.Member{s.self} }
+
+// Standalone reports the mode.
+func (s *Server) Standalone() bool { return s.cfg.Standalone }
+
+// Ready is the readiness probe: both stores must answer.
+func (s *Server) Ready() error {
+	if s.status() != "UP" {
+		return errors.New("Config and Naming are not in readiness")
+	}
+	return nil
+}
+
+// selfIP is the first non-loopback IPv4 address of the lowest-index up
+// interface (InetUtils), else 127.0.0.1.
+func selfIP() string {
+	ifaces, err := net.Interfaces()
+	if err != nil {
+		return "127.0.0.1"
+	}
+	for _, ifc := range ifaces {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, _ := ifc.Addrs()
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && ipn.IP.To4() != nil && !ipn.IP.IsLoopback() {
+				return ipn.IP.String()
+			}
+		}
+	}
+	return "127.0.0.1"
+}
+
+// sysLoad returns system cpu usage (approximated by load/cores), the 1-minute
+// load average and used-memory ratio from /proc, as Java's OperatingSystemMXBean.
+func sysLoad() (cpu, load, mem float32) {
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			v, _ := strconv.ParseFloat(f[0], 32)
+			load = float32(v)
+		}
+	}
+	if n := runtime.NumCPU(); n > 0 {
+		cpu = load / float32(n)
+		if cpu > 1 {
+			cpu = 1
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		var total, avail float64
+		for _, line := range strings.Split(string(b), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 2 {
+				continue
+			}
+			v, _ := strconv.ParseFloat(f[1], 64)
+			switch f[0] {
+			case "MemTotal:":
+				total = v
+			case "MemFree:":
+				avail = v
+			}
+		}
+		if total > 0 {
+			mem = float32(1 - avail/total)
+		}
+	}
+	return cpu, load, mem
+}
