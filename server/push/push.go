@@ -45,6 +45,9 @@ type Config struct {
 	// When it is at least 20s, payloads are reused per agent within one push
 	// round, as Java does (§5.3 item 4).
 	SubscriberTTL time.Duration
+	// SubscriberTTLFunc, when set, replaces SubscriberTTL at every use, so
+	// the defaultPushCacheMillis switch can change it at run time.
+	SubscriberTTLFunc func() time.Duration
 	// SweepInterval is how often zombies are removed.
 	SweepInterval time.Duration
 	// MaxPending caps the un-acked map; a push beyond it is counted in total
@@ -133,12 +136,13 @@ type Service struct {
 
 	mu        sync.Mutex
 	closed    bool
-	subs      map[string]map[subKey]*Subscriber // "ns##svc" → subscribers
-	scheduled map[string]clock.Timer            // "ns##svc" → debounced push
-	pending   map[ackKey]*ackEntry              // un-acked pushes (Java ackMap)
-	total     int64                             // Java totalPush
-	failed    int64                             // Java failedPush (give-ups, send errors, overflow)
-	sends     int64                             // datagrams written (tests, debug)
+	subs      map[string]*serviceSubs // "ns##svc" → subscribers (Java clientMap)
+	seq       int64                   // insertion counter for Java iteration order
+	scheduled map[string]clock.Timer  // "ns##svc" → debounced push
+	pending   map[ackKey]*ackEntry    // un-acked pushes (Java ackMap)
+	total     int64                   // Java totalPush
+	failed    int64                   // Java failedPush (give-ups, send errors, overflow)
+	sends     int64                   // datagrams written (tests, debug)
 	sweeper   clock.Timer
 
 	gzPool   sync.Pool      // *gzip.Writer, reused across rounds
@@ -165,7 +169,7 @@ func New(cfg Config) (*Service, error) {
 		log:       cfg.Logger,
 		conn:      conn,
 		nano:      cfg.Nano,
-		subs:      make(map[string]map[subKey]*Subscriber),
+		subs:      make(map[string]*serviceSubs),
 		scheduled: make(map[string]clock.Timer),
 		pending:   make(map[ackKey]*ackEntry),
 		readDone:  make(chan struct{}),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
+	"sort"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -227,18 +228,12 @@ func TestZombieExpiry(t *testing.T) {
 	if got := len(h.svc.All()); got != 0 {
 		t.Fatalf("All after 10s = %d, want 0", got)
 	}
-	h.svc.mu.Lock()
-	stored := len(h.svc.subs)
-	h.svc.mu.Unlock()
-	if stored != 1 {
-		t.Fatalf("zombie removed before the sweep: %d service maps", stored)
+	if got := len(h.svc.Stored()); got != 1 {
+		t.Fatalf("Stored before the sweep = %d, want 1 (Java lists zombies until swept)", got)
 	}
-	h.clk.Advance(10 * time.Second) // sweep at 20s
-	h.svc.mu.Lock()
-	stored = len(h.svc.subs)
-	h.svc.mu.Unlock()
-	if stored != 0 {
-		t.Fatalf("service maps after sweep = %d, want 0", stored)
+	h.clk.Advance(10*time.Second - time.Millisecond) // sweep at 20s
+	if got := len(h.svc.Stored()); got != 0 {
+		t.Fatalf("Stored after the sweep = %d, want 0", got)
 	}
 }
 
@@ -260,10 +255,7 @@ func TestZombieSkippedAtPushAndRefreshKeepsAlive(t *testing.T) {
 	if got := h.sends(); got != 3 {
 		t.Fatalf("sends at 12s = %d, want 3 (zombie skipped)", got)
 	}
-	h.svc.mu.Lock()
-	n := len(h.svc.subs[serviceKey(ns, svc)])
-	h.svc.mu.Unlock()
-	if n != 1 {
+	if n := len(h.svc.Stored()); n != 1 {
 		t.Fatalf("subscribers stored after push = %d, want 1 (zombie removed at push time)", n)
 	}
 	fresh.read()
@@ -562,6 +554,7 @@ func TestSubscribeKeysAndNormalisation(t *testing.T) {
 	h.svc.Subscribe(Subscriber{NamespaceID: ns, Service: svc, IP: "127.0.0.1", Port: 70000}) // ignored
 
 	subs := h.svc.Subscribers(ns, svc)
+	sort.Slice(subs, func(i, j int) bool { return pushClientString(subs[i]) < pushClientString(subs[j]) })
 	var addrs []string
 	for _, s := range subs {
 		addrs = append(addrs, s.AddrStr()+"|"+s.Clusters+"|"+s.Agent+"|"+s.App)
@@ -569,11 +562,11 @@ func TestSubscribeKeysAndNormalisation(t *testing.T) {
 	want := []string{
 		"0:0:0:0:0:0:0:1:5003|||",
 		"127.0.0.1:5000||" + ua + "|app1",
+		"127.0.0.3:5004|||",
 		"127.0.0.1:5000|c1|Nacos-Go-Client:v1.1.6|app1",
 		"127.0.0.1:5000|c1|" + ua + "|app1",
 		"127.0.0.1:5001|c1|" + ua + "|app1",
 		"127.0.0.1:5002|c1|" + ua + "|app1",
-		"127.0.0.3:5004|||",
 	}
 	if strings.Join(addrs, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("subscribers:\n%s\nwant\n%s", strings.Join(addrs, "\n"), strings.Join(want, "\n"))
@@ -693,5 +686,24 @@ func TestDefaultNanoStrictlyIncreasing(t *testing.T) {
 			t.Fatalf("value %d not after %d", v, prev)
 		}
 		prev = v
+	}
+}
+
+func TestSubscriberTTLFunc(t *testing.T) {
+	t.Parallel()
+	var ttl atomic.Int64
+	ttl.Store(int64(30 * time.Second))
+	h := newHarness(t, func(c *Config) {
+		c.SubscriberTTLFunc = func() time.Duration { return time.Duration(ttl.Load()) }
+	})
+	c := newClient(t)
+	h.subscribe(c, ns, svc, ua)
+	h.clk.Advance(25 * time.Second) // past the static 10s, sweep ran at 20s
+	if got := len(h.svc.Stored()); got != 1 {
+		t.Fatalf("Stored at 25s with a 30s TTL = %d, want 1", got)
+	}
+	ttl.Store(int64(10 * time.Second)) // switch changed back
+	if got := len(h.svc.All()); got != 0 {
+		t.Fatalf("All after the TTL dropped = %d, want 0", got)
 	}
 }

@@ -67,18 +67,15 @@ func (s *Service) runRound(sk string) {
 		return
 	}
 	s.rounds.Add(1)
-	now := s.cfg.Clock.Now()
+	now, ttl := s.cfg.Clock.Now(), s.ttl()
 	var targets []Subscriber
-	if m := s.subs[sk]; m != nil {
-		for k, sub := range m {
-			if s.zombie(sub, now) {
-				delete(m, k)
+	if ss := s.subs[sk]; ss != nil {
+		for k, e := range ss.m {
+			if zombie(&e.sub, now, ttl) {
+				delete(ss.m, k)
 				continue
 			}
-			targets = append(targets, *sub)
-		}
-		if len(m) == 0 {
-			delete(s.subs, sk)
+			targets = append(targets, e.sub)
 		}
 	}
 	s.mu.Unlock()
@@ -102,7 +99,7 @@ func (s *Service) pushTo(targets []Subscriber, ref int64) {
 	// gzip dominates the cost. The bytes sent are the same either way.
 	byPayload := make(map[string][]byte)
 	var byAgent map[string][]byte
-	if s.cfg.SubscriberTTL >= 20*time.Second {
+	if s.ttl() >= 20*time.Second {
 		// Java reuses the datagram per serviceName@@@@agent when
 		// defaultPushCacheMillis >= 20000 (ignoring clusters).
 		byAgent = make(map[string][]byte)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // Subscriber is one UDP push target (Java PushClient), registered by
@@ -43,12 +44,29 @@ type subKey struct {
 	port                int
 }
 
+// serviceSubs is one inner map of Java's clientMap. Java never removes the
+// inner maps, so neither do we: their number sizes the outer table.
+type serviceSubs struct {
+	seq  int64 // creation order, for Java bin order
+	hash int32 // Java hashCode of "ns##svc"
+	peak int   // most subscribers held at once: sizes the inner table
+	m    map[subKey]*subEntry
+}
+
+// subEntry is one stored subscriber.
+type subEntry struct {
+	sub  Subscriber
+	seq  int64 // insertion order, for Java bin order
+	hash int32 // Java hashCode of PushClient.toString()
+}
+
 // serviceKey is Java UtilsAndCommons.assembleFullServiceName.
 func serviceKey(namespaceID, service string) string { return namespaceID + "##" + service }
 
 // Subscribe adds sub or, when one with the same service, clusters, address
 // and agent exists, refreshes its LastRef. It copies every string, never does
-// I/O and ignores ports outside 1..65535.
+// I/O and ignores ports outside 1..65535 (Java's InetSocketAddress throws
+// there, so instance/list registers nothing and answers cacheMillis 3000).
 func (s *Service) Subscribe(sub Subscriber) {
 	if sub.Port <= 0 || sub.Port > 65535 {
 		return
@@ -71,94 +89,151 @@ func (s *Service) Subscribe(sub Subscriber) {
 		return
 	}
 	now := s.cfg.Clock.Now()
-	m := s.subs[sk]
-	if m == nil {
-		m = make(map[subKey]*Subscriber)
-		s.subs[sk] = m
+	ss := s.subs[sk]
+	if ss == nil {
+		s.seq++
+		ss = &serviceSubs{seq: s.seq, hash: javaHash(sk), m: make(map[subKey]*subEntry)}
+		s.subs[sk] = ss
 	}
-	if old, ok := m[k]; ok {
-		old.LastRef = now // Java refresh(): app and tenant stay as first registered
+	if old, ok := ss.m[k]; ok {
+		old.sub.LastRef = now // Java refresh(): app and tenant stay as first registered
 		return
 	}
 	c.LastRef = now
-	m[k] = &c
+	s.seq++
+	ss.m[k] = &subEntry{sub: c, seq: s.seq, hash: javaHash(pushClientString(c))}
+	ss.peak = max(ss.peak, len(ss.m))
+}
+
+// ttl is the subscriber lifetime (Java switchDomain.getPushCacheMillis).
+func (s *Service) ttl() time.Duration {
+	if s.cfg.SubscriberTTLFunc != nil {
+		return s.cfg.SubscriberTTLFunc()
+	}
+	return s.cfg.SubscriberTTL
 }
 
 // zombie is Java PushClient.zombie: now - lastRefTime > pushCacheMillis.
-func (s *Service) zombie(sub *Subscriber, now time.Time) bool {
-	return now.Sub(sub.LastRef) > s.cfg.SubscriberTTL
+func zombie(sub *Subscriber, now time.Time, ttl time.Duration) bool {
+	return now.Sub(sub.LastRef) > ttl
 }
 
 // Subscribers returns copies of the live subscribers of exactly this
-// service, sorted by address then clusters then agent.
+// service, in Java iteration order (see Stored).
 func (s *Service) Subscribers(namespaceID, service string) []Subscriber {
 	s.mu.Lock()
-	now := s.cfg.Clock.Now()
-	var out []Subscriber
-	for _, sub := range s.subs[serviceKey(namespaceID, service)] {
-		if !s.zombie(sub, now) {
-			out = append(out, *sub)
-		}
+	defer s.mu.Unlock()
+	ss := s.subs[serviceKey(namespaceID, service)]
+	if ss == nil {
+		return nil
 	}
-	s.mu.Unlock()
-	sortSubscribers(out)
-	return out
+	return s.appendInner(nil, ss, true)
 }
 
-// All returns copies of every live subscriber, sorted by namespace, service,
-// address, clusters and agent. Naming builds the fuzzy /service/subscribers
-// match (§3.4) on top of it.
-func (s *Service) All() []Subscriber {
+// All returns copies of every live subscriber, in Java iteration order (see
+// Stored).
+func (s *Service) All() []Subscriber { return s.list(true) }
+
+// Stored returns copies of every stored subscriber, including zombies that
+// neither the sweeper nor a push of their service has removed yet, in the
+// order Java iterates its ConcurrentHashMaps (outer "ns##svc" map, then each
+// inner map, by hash bin and then insertion). This is what Java's
+// GET /v1/ns/service/subscribers lists (PushService.getClientsFuzzy, §3.4):
+// naming should build that endpoint on Stored, filtering fuzzily.
+func (s *Service) Stored() []Subscriber { return s.list(false) }
+
+func (s *Service) list(liveOnly bool) []Subscriber {
 	s.mu.Lock()
-	now := s.cfg.Clock.Now()
-	var out []Subscriber
-	for _, m := range s.subs {
-		for _, sub := range m {
-			if !s.zombie(sub, now) {
-				out = append(out, *sub)
-			}
-		}
+	defer s.mu.Unlock()
+	outer := make([]*serviceSubs, 0, len(s.subs))
+	for _, ss := range s.subs {
+		outer = append(outer, ss)
 	}
-	s.mu.Unlock()
-	sortSubscribers(out)
+	n := chmTableSize(16, len(s.subs))
+	sort.Slice(outer, func(i, j int) bool {
+		bi, bj := chmBin(outer[i].hash, n), chmBin(outer[j].hash, n)
+		if bi != bj {
+			return bi < bj
+		}
+		return outer[i].seq < outer[j].seq
+	})
+	var out []Subscriber
+	for _, ss := range outer {
+		out = s.appendInner(out, ss, liveOnly)
+	}
 	return out
 }
 
-func sortSubscribers(subs []Subscriber) {
-	sort.Slice(subs, func(i, j int) bool {
-		a, b := subs[i], subs[j]
-		if a.NamespaceID != b.NamespaceID {
-			return a.NamespaceID < b.NamespaceID
-		}
-		if a.Service != b.Service {
-			return a.Service < b.Service
-		}
-		if a.IP != b.IP {
-			return a.IP < b.IP
-		}
-		if a.Port != b.Port {
-			return a.Port < b.Port
-		}
-		if a.Clusters != b.Clusters {
-			return a.Clusters < b.Clusters
-		}
-		return a.Agent < b.Agent
-	})
-}
-
-// sweepLocked removes zombies (Java removeClientIfZombie) and empty
-// service maps. s.mu must be held.
-func (s *Service) sweepLocked(now time.Time) {
-	for sk, m := range s.subs {
-		for k, sub := range m {
-			if s.zombie(sub, now) {
-				delete(m, k)
-			}
-		}
-		if len(m) == 0 {
-			delete(s.subs, sk)
+// appendInner appends the subscribers of ss in Java bin order. s.mu held.
+func (s *Service) appendInner(out []Subscriber, ss *serviceSubs, liveOnly bool) []Subscriber {
+	now, ttl := s.cfg.Clock.Now(), s.ttl()
+	inner := make([]*subEntry, 0, len(ss.m))
+	for _, e := range ss.m {
+		if !liveOnly || !zombie(&e.sub, now, ttl) {
+			inner = append(inner, e)
 		}
 	}
+	n := chmTableSize(2048, ss.peak) // new ConcurrentHashMap<>(1024) has 2048 bins
+	sort.Slice(inner, func(i, j int) bool {
+		bi, bj := chmBin(inner[i].hash, n), chmBin(inner[j].hash, n)
+		if bi != bj {
+			return bi < bj
+		}
+		return inner[i].seq < inner[j].seq
+	})
+	for _, e := range inner {
+		out = append(out, e.sub)
+	}
+	return out
+}
+
+// sweepLocked removes zombies (Java removeClientIfZombie). s.mu held.
+func (s *Service) sweepLocked(now time.Time) {
+	ttl := s.ttl()
+	for _, ss := range s.subs {
+		for k, e := range ss.m {
+			if zombie(&e.sub, now, ttl) {
+				delete(ss.m, k)
+			}
+		}
+	}
+}
+
+// pushClientString is Java PushClient.toString(), the inner map key, with
+// InetSocketAddress.toString() as JDK 8 prints it ("/ip:port"; an
+// unresolved host name "host:port").
+func pushClientString(c Subscriber) string {
+	addr := c.IP + ":" + strconv.Itoa(c.Port)
+	if net.ParseIP(c.IP) != nil {
+		addr = "/" + addr
+	}
+	return "serviceName: " + c.Service + ", clusters: " + c.Clusters + ", address: " + addr + ", agent: " + c.Agent
+}
+
+// javaHash is Java String.hashCode (over UTF-16 code units).
+func javaHash(s string) int32 {
+	var h int32
+	for _, u := range utf16.Encode([]rune(s)) {
+		h = 31*h + int32(u)
+	}
+	return h
+}
+
+// chmTableSize is the table size of a java.util.concurrent.ConcurrentHashMap
+// that started with initial bins and once held peak entries: it doubles when
+// the count reaches 3/4 of the table.
+func chmTableSize(initial, peak int) int {
+	n := initial
+	for peak >= n-n/4 {
+		n *= 2
+	}
+	return n
+}
+
+// chmBin is the ConcurrentHashMap bin of a key with hashCode h.
+func chmBin(h int32, n int) int {
+	u := uint32(h)
+	return int((u^(u>>16))&0x7fffffff) & (n - 1)
 }
 
 // normalizeIP maps "" to the loopback address (Java InetSocketAddress("",
