@@ -322,9 +322,9 @@ func (s *Store) Len(bucket string) int { return s.fsm.len(bucket) }
 // Watch registers fn to be called for every applied batch that has ops
 // (and with Reset=true after a snapshot restore). fn runs synchronously on
 // raft's apply goroutine, in log order, after the change is visible to Get
-// and Scan. It must be quick, must never block, and must not call Apply,
-// WaitApplied or cancel functions of Watch; hand work to another goroutine
-// with a non-blocking send instead.
+// and Scan. It must be quick, must never block, and must not call Apply or
+// WaitApplied (they wait for this goroutine); Get, Scan, Watch and cancel
+// are fine. Hand slow work to another goroutine with a non-blocking send.
 //
 // Watch does not replay existing state: a domain reads the current state
 // with Scan after Open, then calls Watch (writes in between are seen by
