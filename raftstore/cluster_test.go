@@ -173,6 +173,9 @@ func TestCluster(t *testing.T) {
 	if f.LeaderAddr() != l.Addr() || f.IsLeader() {
 		t.Errorf("follower sees leader %q, want %q", f.LeaderAddr(), l.Addr())
 	}
+	if err := f.VerifyLeader(); !errors.Is(err, ErrNotLeader) {
+		t.Errorf("VerifyLeader on follower = %v", err)
+	}
 	if err := f.AddVoter("x", "127.0.0.1:1"); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("AddVoter on follower = %v", err)
 	}

@@ -94,8 +94,12 @@ func (c Config) Validate() error {
 	if c.NodeID == "" {
 		return fmt.Errorf("raftstore: config: NodeID must be set")
 	}
-	if _, _, err := net.SplitHostPort(c.BindAddr); err != nil {
+	bindHost, _, err := net.SplitHostPort(c.BindAddr)
+	if err != nil {
 		return fmt.Errorf("raftstore: config: BindAddr %q: %w", c.BindAddr, err)
+	}
+	if ip := net.ParseIP(bindHost); (bindHost == "" || ip != nil && ip.IsUnspecified()) && c.AdvertiseAddr == "" {
+		return fmt.Errorf("raftstore: config: BindAddr %q binds all interfaces: set AdvertiseAddr", c.BindAddr)
 	}
 	if c.AdvertiseAddr != "" {
 		host, _, err := net.SplitHostPort(c.AdvertiseAddr)

@@ -270,14 +270,16 @@ func TestFSMRestoreRejectsBadSnapshot(t *testing.T) {
 func TestWatchCancel(t *testing.T) {
 	t.Parallel()
 	f := newFSM(slog.New(slog.DiscardHandler))
-	var a, b int
+	var a, b, self int
 	cancelA := f.watch(func(Event) { a++ })
 	f.watch(func(Event) { b++ })
+	var cancelSelf func()
+	cancelSelf = f.watch(func(Event) { self++; cancelSelf() }) // cancel from inside the callback
 	f.Apply(cmdLog(1, Batch{Ops: []Op{put("b", "k", "v")}}))
 	cancelA()
 	cancelA()
 	f.Apply(cmdLog(2, Batch{Ops: []Op{put("b", "k", "v")}}))
-	if a != 1 || b != 2 {
-		t.Errorf("calls a=%d b=%d, want 1 and 2", a, b)
+	if a != 1 || b != 2 || self != 1 {
+		t.Errorf("calls a=%d b=%d self=%d, want 1, 2, 1", a, b, self)
 	}
 }

@@ -434,6 +434,19 @@ func (s *Store) Servers() ([]Server, error) {
 	return out, nil
 }
 
+// VerifyLeader confirms with a quorum that this node is still the leader;
+// a read from local state after it returns nil is linearizable. It returns
+// ErrNotLeader otherwise.
+func (s *Store) VerifyLeader() error {
+	if s.isClosed() {
+		return ErrClosed
+	}
+	if err := s.raft.VerifyLeader().Error(); err != nil {
+		return s.mapErr("verify leader", err)
+	}
+	return nil
+}
+
 // Snapshot takes a raft snapshot now and compacts the log.
 func (s *Store) Snapshot() error {
 	if s.isClosed() {

@@ -259,6 +259,9 @@ func TestLeaderInfoAndStats(t *testing.T) {
 	if !strings.HasPrefix(s.Addr(), "127.0.0.1:") || strings.HasSuffix(s.Addr(), ":0") {
 		t.Errorf("Addr = %q", s.Addr())
 	}
+	if err := s.VerifyLeader(); err != nil {
+		t.Errorf("VerifyLeader = %v", err)
+	}
 	st := s.Stats()
 	if st["state"] != "Leader" || st["fsm_applied_index"] == "" {
 		t.Errorf("Stats = %v", st)
@@ -446,6 +449,9 @@ func TestConfigValidate(t *testing.T) {
 		{"no id", func(c *Config) { c.NodeID = "" }, "NodeID must be set"},
 		{"bad bind", func(c *Config) { c.BindAddr = "nope" }, `BindAddr "nope"`},
 		{"bad advertise", func(c *Config) { c.AdvertiseAddr = "0.0.0.0:7848" }, `AdvertiseAddr "0.0.0.0:7848"`},
+		{"bind all without advertise", func(c *Config) { c.BindAddr = "0.0.0.0:7848" }, `BindAddr "0.0.0.0:7848" binds all interfaces`},
+		{"bind all, empty host", func(c *Config) { c.BindAddr = ":7848" }, `BindAddr ":7848" binds all interfaces`},
+		{"bind all with advertise", func(c *Config) { c.BindAddr = ":7848"; c.AdvertiseAddr = "10.0.0.1:7848" }, ""},
 		{"advertise ok", func(c *Config) { c.AdvertiseAddr = "10.0.0.1:7848" }, ""},
 		{"negative", func(c *Config) { c.ApplyTimeout = -1 }, "ApplyTimeout -1ns must not be negative"},
 		{"election < heartbeat", func(c *Config) { c.HeartbeatTimeout = time.Second; c.ElectionTimeout = 50 * time.Millisecond }, "ElectionTimeout 50ms must be at least HeartbeatTimeout 1s"},
