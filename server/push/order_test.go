@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestJavaHash(t *testing.T) {
@@ -85,4 +86,24 @@ func sameOrderExcept(a, b, skip string) bool {
 		return strings.Join(out, " ")
 	}
 	return strip(a) == strip(b) && strings.Contains(a, skip)
+}
+
+// TestStateDetailOrder checks the detail list against Java's ackMap order
+// for keys "127.0.0.1,<port>,7" (computed independently; no collisions).
+func TestStateDetailOrder(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, func(c *Config) { c.Nano = func() int64 { return 7 } })
+	h.r.set(func(sub Subscriber) ([]byte, error) { return fmt.Append(nil, sub.Port), nil })
+	for port := 5000; port < 5006; port++ { // nothing listens there: pushes stay un-acked
+		h.svc.Subscribe(Subscriber{NamespaceID: ns, Service: svc, Agent: ua, IP: "127.0.0.1", Port: port})
+	}
+	h.svc.ServiceChanged(ns, svc)
+	h.clk.Advance(time.Second)
+	var got []string
+	for _, d := range h.svc.State(true, false).Data {
+		got = append(got, strings.TrimSuffix(strings.TrimPrefix(d, `{"type":"dom","data":"`), `","lastRefTime":7}`))
+	}
+	if g := strings.Join(got, " "); g != "5002 5001 5000 5005 5004 5003" {
+		t.Fatalf("detail order = %s", g)
+	}
 }

@@ -134,16 +134,18 @@ type Service struct {
 	conn *net.UDPConn
 	nano func() int64
 
-	mu        sync.Mutex
-	closed    bool
-	subs      map[string]*serviceSubs // "ns##svc" → subscribers (Java clientMap)
-	seq       int64                   // insertion counter for Java iteration order
-	scheduled map[string]clock.Timer  // "ns##svc" → debounced push
-	pending   map[ackKey]*ackEntry    // un-acked pushes (Java ackMap)
-	total     int64                   // Java totalPush
-	failed    int64                   // Java failedPush (give-ups, send errors, overflow)
-	sends     int64                   // datagrams written (tests, debug)
-	sweeper   clock.Timer
+	mu          sync.Mutex
+	closed      bool
+	subs        map[string]*serviceSubs // "ns##svc" → subscribers (Java clientMap)
+	seq         int64                   // insertion counter for Java iteration order
+	scheduled   map[string]clock.Timer  // "ns##svc" → debounced push
+	pending     map[ackKey]*ackEntry    // un-acked pushes (Java ackMap)
+	pendingSeq  int64                   // key insertion counter
+	pendingPeak int                     // most keys ever pending: sizes Java's ackMap table
+	total       int64                   // Java totalPush
+	failed      int64                   // Java failedPush (give-ups, send errors, overflow)
+	sends       int64                   // datagrams written (tests, debug)
+	sweeper     clock.Timer
 
 	gzPool   sync.Pool      // *gzip.Writer, reused across rounds
 	acksRead atomic.Int64   // datagrams read by the ack reader (tests, debug)

@@ -38,6 +38,7 @@ type ackEntry struct {
 	data    []byte // the datagram exactly as sent, possibly gzipped
 	retries int    // sends so far
 	sentAt  time.Time
+	pseq    int64 // insertion order of the key, for Java iteration order
 	timer   clock.Timer
 }
 
@@ -73,10 +74,9 @@ func (s *Service) runRound(sk string) {
 		for k, e := range ss.m {
 			if zombie(&e.sub, now, ttl) {
 				delete(ss.m, k)
-				continue
 			}
-			targets = append(targets, e.sub)
 		}
+		targets = s.appendInner(nil, ss, false) // Java iterates clients in map order
 	}
 	s.mu.Unlock()
 	defer func() {
@@ -190,7 +190,14 @@ func (s *Service) udpPush(e *ackEntry, first bool) {
 		}
 		s.total++
 	}
+	if old, ok := s.pending[e.key]; ok {
+		e.pseq = old.pseq // a put on an existing key keeps its bin position
+	} else {
+		s.pendingSeq++
+		e.pseq = s.pendingSeq
+	}
 	s.pending[e.key] = e
+	s.pendingPeak = max(s.pendingPeak, len(s.pending))
 	e.sentAt = s.cfg.Clock.Now()
 	s.sends++
 	s.mu.Unlock()

@@ -27,7 +27,7 @@ type State struct {
 }
 
 // State returns the push counters; with detail the un-acked datagrams too
-// (sorted by ack key). With reset the un-acked map is cleared afterwards
+// (in Java ackMap iteration order). With reset the un-acked map is cleared afterwards
 // (Java resetPushState), which stops their retransmission; the give-up
 // counter and total are kept.
 func (s *Service) State(detail, reset bool) State {
@@ -39,23 +39,26 @@ func (s *Service) State(detail, reset bool) State {
 		st.Ratio = float64((float32(s.total) - float32(failed)) / float32(s.total))
 	}
 	if detail {
-		keys := make([]ackKey, 0, len(s.pending))
-		for k := range s.pending {
-			keys = append(keys, k)
+		// Java iterates ackMap (a default ConcurrentHashMap) by bin of the
+		// key string's hash, then by key insertion.
+		type item struct {
+			bin int
+			e   *ackEntry
 		}
-		sort.Slice(keys, func(i, j int) bool {
-			a, b := keys[i], keys[j]
-			if a.ip != b.ip {
-				return a.ip < b.ip
+		n := chmTableSize(16, s.pendingPeak)
+		items := make([]item, 0, len(s.pending))
+		for k, e := range s.pending {
+			items = append(items, item{bin: chmBin(javaHash(k.String()), n), e: e})
+		}
+		sort.Slice(items, func(i, j int) bool {
+			if items[i].bin != items[j].bin {
+				return items[i].bin < items[j].bin
 			}
-			if a.port != b.port {
-				return a.port < b.port
-			}
-			return a.ref < b.ref
+			return items[i].e.pseq < items[j].e.pseq
 		})
-		st.Data = make([]string, 0, len(keys))
-		for _, k := range keys {
-			st.Data = append(st.Data, javaUTF8(s.pending[k].data))
+		st.Data = make([]string, 0, len(items))
+		for _, it := range items {
+			st.Data = append(st.Data, javaUTF8(it.e.data))
 		}
 	}
 	if reset {
