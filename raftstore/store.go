@@ -202,7 +202,9 @@ func (s *Store) waitSelfLeader(ctx context.Context) error {
 }
 
 // Close shuts the raft node down (no final snapshot; the log is durable)
-// and closes the transport and the bolt file. Later calls return the same
+// and closes the transport and the bolt file. A leader with peers first
+// hands leadership to one of them, so the cluster does not wait an
+// election timeout. Later calls return the same
 // result; operations after Close return ErrClosed.
 func (s *Store) Close() error {
 	s.shutdown()
@@ -213,6 +215,11 @@ func (s *Store) shutdown() {
 	s.closeOnce.Do(func() {
 		close(s.closed)
 		var errs []error
+		if s.raft != nil && s.raft.State() == raft.Leader && s.hasPeers() {
+			if err := s.raft.LeadershipTransfer().Error(); err != nil {
+				s.log.Warn("raftstore: close: leadership transfer failed", "err", err)
+			}
+		}
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: shutdown raft: %w", err))
@@ -230,6 +237,19 @@ func (s *Store) shutdown() {
 		}
 		s.closeErr = errors.Join(errs...)
 	})
+}
+
+func (s *Store) hasPeers() bool {
+	f := s.raft.GetConfiguration()
+	if f.Error() != nil {
+		return false
+	}
+	for _, sv := range f.Configuration().Servers {
+		if sv.ID != raft.ServerID(s.cfg.NodeID) && sv.Suffrage == raft.Voter {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Store) isClosed() bool {
