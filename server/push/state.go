@@ -20,7 +20,7 @@ type State struct {
 	// Ratio is Java's float (Total-Failed)/Total, 0 when Total is 0.
 	Ratio float64
 	// Data holds, when requested, each un-acked datagram decoded as UTF-8
-	// (gzipped ones come out as replacement characters, as in Java).
+	// (gzipped ones come out mostly as U+FFFD, as in Java).
 	Data []string
 	// Reset echoes the reset parameter (Java puts it into the body).
 	Reset bool
