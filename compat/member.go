@@ -2,6 +2,7 @@ package compat
 
 import (
 	"encoding/json"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,7 +77,8 @@ func appendAnyMap(w *JSON, m map[string]any) {
 
 // AppendAny writes a loosely typed value the way Jackson writes the Java
 // object it stands for: strings, bools, integers, float64 as a Java Double,
-// float32 as a Java Float, json.Number verbatim, maps with sorted keys (as a
+// float32 as a Java Float (NaN and ±Infinity quoted, Jackson's default
+// QUOTE_NON_NUMERIC_NUMBERS), json.Number verbatim, maps with sorted keys (as a
 // TreeMap), slices in order, nil as null. Other types go through
 // encoding/json.
 func AppendAny(w *JSON, v any) {
@@ -96,9 +98,17 @@ func AppendAny(w *JSON, v any) {
 	case uint32:
 		w.Int(int64(x))
 	case float64:
-		w.Double(x)
+		if math.IsNaN(x) || math.IsInf(x, 0) { // Jackson QUOTE_NON_NUMERIC_NUMBERS
+			w.Str(FormatJavaDouble(x))
+		} else {
+			w.Double(x)
+		}
 	case float32:
-		w.Float(x)
+		if f := float64(x); math.IsNaN(f) || math.IsInf(f, 0) {
+			w.Str(FormatJavaFloat(x))
+		} else {
+			w.Float(x)
+		}
 	case json.Number:
 		w.Raw([]byte(x))
 	case map[string]any:

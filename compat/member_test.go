@@ -2,6 +2,7 @@ package compat
 
 import (
 	"encoding/json"
+	"math"
 	"testing"
 )
 
@@ -53,13 +54,13 @@ func TestMemberAddress(t *testing.T) {
 func TestMemberExtendInfoTypes(t *testing.T) {
 	t.Parallel()
 	m := Member{IP: "::1", Port: 8848, State: MemberDown, FailAccessCnt: 4, ExtendInfo: map[string]any{
-		"s": "x", "i": 7, "f": 1.0, "g": float32(0.5), "n": json.Number("12"), "b": true, "z": nil,
+		"s": "x", "i": 7, "nan": math.NaN(), "inf": float32(math.Inf(-1)), "f": 1.0, "g": float32(0.5), "n": json.Number("12"), "b": true, "z": nil,
 		"nested": map[string]any{"y": []any{"a", 1}, "x": map[string]string{"k2": "v", "k1": "w"}},
 		"list":   []string{"p", "q"}, "other": struct {
 			A int `json:"a"`
 		}{3},
 	}}
-	want := `{"ip":"::1","port":8848,"state":"DOWN","extendInfo":{"b":true,"f":1.0,"g":0.5,"i":7,"list":["p","q"],"n":12,"nested":{"x":{"k1":"w","k2":"v"},"y":["a",1]},"other":{"a":3},"s":"x","z":null},"address":"[::1]:8848","failAccessCnt":4}`
+	want := `{"ip":"::1","port":8848,"state":"DOWN","extendInfo":{"b":true,"f":1.0,"g":0.5,"i":7,"inf":"-Infinity","list":["p","q"],"n":12,"nan":"NaN","nested":{"x":{"k1":"w","k2":"v"},"y":["a",1]},"other":{"a":3},"s":"x","z":null},"address":"[::1]:8848","failAccessCnt":4}`
 	if got := string(m.JSON()); got != want {
 		t.Fatalf("member JSON\n got %s\nwant %s", got, want)
 	}

@@ -217,12 +217,23 @@ func (s Switches) PushVersionFor(clientType string) string {
 	return ""
 }
 
+// appendJavaFloat writes a Java float as Jackson does by default:
+// QUOTE_NON_NUMERIC_NUMBERS is on, so NaN and ±Infinity are JSON strings.
+func appendJavaFloat(w *compat.JSON, f float32) {
+	if x := float64(f); math.IsNaN(x) || math.IsInf(x, 0) {
+		w.Str(compat.FormatJavaFloat(f))
+		return
+	}
+	w.Float(f)
+}
+
 func appendHealth(w *compat.JSON, h HealthParams) {
 	w.BeginObject().
 		Key("max").Int(int64(h.Max)).
 		Key("min").Int(int64(h.Min)).
-		Key("factor").Float(h.Factor).
-		EndObject()
+		Key("factor")
+	appendJavaFloat(w, h.Factor)
+	w.EndObject()
 }
 
 func appendIntMap(w *compat.JSON, m IntMap) {
@@ -266,7 +277,8 @@ func (s *Switches) JSON() []byte {
 	w.Key("defaultPushCacheMillis").Int(s.DefaultPushCacheMillis)
 	w.Key("clientBeatInterval").Int(s.ClientBeatInterval)
 	w.Key("defaultCacheMillis").Int(s.DefaultCacheMillis)
-	w.Key("distroThreshold").Float(s.DistroThreshold)
+	w.Key("distroThreshold")
+	appendJavaFloat(w, s.DistroThreshold)
 	w.Key("healthCheckEnabled").Bool(s.HealthCheckEnabled)
 	w.Key("autoChangeHealthCheckEnabled").Bool(s.AutoChangeHealthCheckEnabled)
 	w.Key("distroEnabled").Bool(s.DistroEnabled)
