@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"reflect"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -20,8 +21,9 @@ type testCluster struct {
 }
 
 type testNode struct {
-	cfg Config
-	s   *Store // nil while stopped
+	cfg   Config
+	s     *Store    // nil while stopped
+	proxy *netProxy // peers reach the node through it
 }
 
 // newTestCluster starts n nodes: node0 bootstraps, the others are added
@@ -35,6 +37,9 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 				_ = nd.s.Close()
 			}
 		}
+		for _, nd := range c.nodes {
+			nd.proxy.close()
+		}
 	})
 	for i := range n {
 		cfg := testConfig(t, c.log.With("node", i), t.TempDir())
@@ -42,12 +47,16 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		cfg.Bootstrap = i == 0
 		cfg.TrailingLogs = 8
 		cfg.OpenTimeout = 5 * time.Second
+		p := newNetProxy(t)
+		cfg.AdvertiseAddr = p.addr()
 		s, err := Open(cfg)
 		if err != nil {
+			p.close()
 			t.Fatalf("open node %d: %v", i, err)
 		}
-		cfg.BindAddr = s.Addr() // restarts keep the address
-		c.nodes = append(c.nodes, &testNode{cfg: cfg, s: s})
+		p.setTarget(s.BindAddr())
+		cfg.BindAddr = s.BindAddr() // restarts keep the address
+		c.nodes = append(c.nodes, &testNode{cfg: cfg, s: s, proxy: p})
 		if i > 0 {
 			if err := c.leader().AddVoter(cfg.NodeID, s.Addr()); err != nil {
 				t.Fatalf("add voter %d: %v", i, err)
@@ -231,4 +240,69 @@ func TestCluster(t *testing.T) {
 	c.stop(victim)
 	c.apply(Batch{Ops: []Op{put("b", "two-nodes", "ok")}})
 	c.converged("b")
+}
+
+// TestClusterFollowerReset cuts a follower off, moves the leader's log past
+// it with a snapshot, and heals: the follower installs the snapshot and its
+// watchers get a Reset with the new state already visible.
+func TestClusterFollowerReset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-node cluster")
+	}
+	t.Parallel()
+	c := newTestCluster(t, 3)
+	c.apply(Batch{Ops: []Op{put("b", "before", "x")}})
+	l := c.leader()
+	fi := (c.index(l) + 1) % 3
+	f := c.nodes[fi].s
+	c.converged("b")
+
+	type seen struct {
+		ev    Event
+		after bool // the key written during the cut was visible
+	}
+	var mu sync.Mutex
+	var events []seen
+	defer f.Watch(func(ev Event) {
+		_, ok := f.Get("b", "during-cut-39")
+		mu.Lock()
+		events = append(events, seen{ev, ok})
+		mu.Unlock()
+	})()
+
+	c.nodes[fi].proxy.cut()
+	for i := range 40 {
+		c.apply(Batch{Ops: []Op{put("b", "during-cut-"+strconv.Itoa(i), "x")}})
+	}
+	if err := c.leader().Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	c.apply(Batch{Ops: []Op{del("b", "before")}})
+	if _, ok := f.Get("b", "during-cut-0"); ok {
+		t.Fatal("the cut follower received writes")
+	}
+	c.nodes[fi].proxy.heal()
+	c.converged("b")
+	last := c.apply(Batch{Ops: []Op{put("b", "after-heal", "x")}})
+	if err := f.WaitApplied(context.Background(), last); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	resets := 0
+	for _, s := range events {
+		if s.ev.Reset {
+			resets++
+			if !s.after || s.ev.Ops != nil {
+				t.Errorf("Reset event %+v: new state visible=%v", s.ev, s.after)
+			}
+		}
+	}
+	if resets == 0 {
+		t.Errorf("follower caught up without a Reset event: %+v", events)
+	}
+	if lastEv := events[len(events)-1].ev; lastEv.Reset || lastEv.Index != last {
+		t.Errorf("last event %+v, want the write at %d", lastEv, last)
+	}
 }

@@ -32,12 +32,13 @@ import (
 // are served from local memory and never wait for raft; writes go through
 // the leader's log. All methods are safe for concurrent use.
 type Store struct {
-	cfg   Config
-	log   *slog.Logger
-	fsm   *fsm
-	raft  *raft.Raft
-	trans *raft.NetworkTransport
-	bolt  *raftboltdb.BoltStore
+	cfg    Config
+	log    *slog.Logger
+	fsm    *fsm
+	raft   *raft.Raft
+	trans  *raft.NetworkTransport
+	stream *tcpStreamLayer
+	bolt   *raftboltdb.BoltStore
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -91,10 +92,12 @@ func (s *Store) open() error {
 		}
 		advertise = a
 	}
-	trans, err := raft.NewTCPTransportWithLogger(cfg.BindAddr, advertise, 3, 10*time.Second, hl.Named("transport"))
+	stream, err := listenTCP(cfg.BindAddr, advertise)
 	if err != nil {
 		return fmt.Errorf("raftstore: listen %s: %w", cfg.BindAddr, err)
 	}
+	s.stream = stream
+	trans := raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hl.Named("transport"))
 	s.trans = trans
 
 	rc := raft.DefaultConfig()
@@ -226,9 +229,13 @@ func (s *Store) shutdown() {
 			}
 		}
 		if s.trans != nil {
+			// Closes the stream layer (the listener) too.
 			if err := s.trans.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: close transport: %w", err))
 			}
+		}
+		if s.trans == nil && s.stream != nil {
+			_ = s.stream.Close()
 		}
 		if s.bolt != nil {
 			if err := s.bolt.Close(); err != nil {
@@ -403,9 +410,13 @@ func (s *Store) LeaderID() string {
 	return string(id)
 }
 
-// Addr returns the raft address this node advertises (the bound address
-// unless Config.AdvertiseAddr is set).
+// Addr returns this node's raft address as peers know it: the bound
+// address, unless Config.AdvertiseAddr is set.
 func (s *Store) Addr() string { return string(s.trans.LocalAddr()) }
+
+// BindAddr returns the address the raft listener is bound to (with the
+// real port when Config.BindAddr used port 0).
+func (s *Store) BindAddr() string { return s.stream.ln.Addr().String() }
 
 // AddVoter adds (or updates the address of) a voting peer. Leader only;
 // returns after the configuration change is committed.
