@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/internal/clock"
@@ -54,8 +55,11 @@ type Config struct {
 	Naming naming.Config
 	// Push overrides push timings (tests); zero fields keep defaults.
 	Push push.Config
-	// RaftTimings shortens raft timings (tests).
+	// FastRaft shortens raft timings (tests).
 	FastRaft bool
+	// DisableHealthCheck turns off TCP/HTTP probes of persistent instances
+	// (tests that register addresses nobody listens on).
+	DisableHealthCheck bool
 	Clock    clock.Clock
 	Logger   *slog.Logger
 }
@@ -169,6 +173,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 
 	nc := naming.DefaultConfig()
 	mergeNaming(&nc, s.cfg.Naming)
+	nc.HealthCheck = !s.cfg.DisableHealthCheck
 	nc.Store, nc.Pusher, nc.Clock, nc.Logger = s.store, s.push, s.cfg.Clock, s.log.With("component", "naming")
 	if reg, err = naming.New(nc); err != nil {
 		return fmt.Errorf("server: start naming: %w", err)
@@ -223,8 +228,14 @@ func mergeNaming(dst *naming.Config, o naming.Config) {
 // HTTPAddr is the bound HTTP address (host:port).
 func (s *Server) HTTPAddr() string { return s.ln.Addr().String() }
 
+// Handler is the HTTP handler (handler benchmarks drive it directly).
+func (s *Server) Handler() fasthttp.RequestHandler { return s.app.Handler() }
+
 // Registry exposes the naming domain (tests, benchmarks).
 func (s *Server) Registry() *naming.Registry { return s.registry }
+
+// RaftAddr is the bound raft address.
+func (s *Server) RaftAddr() string { return s.store.Addr() }
 
 // PushAddr is the UDP push socket address.
 func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }

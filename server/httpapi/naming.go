@@ -13,7 +13,7 @@ import (
 
 // PushState is what the naming handlers need of the push service.
 type PushState interface {
-	All() []push.Subscriber
+	Stored() []push.Subscriber
 	State(detail, reset bool) push.State
 	RenderState(st push.State, detail bool) []byte
 }

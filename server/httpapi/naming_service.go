@@ -197,7 +197,7 @@ func (h *namingHandlers) subscribers(c *fiber.Ctx) error {
 	if h.Push == nil {
 		return SendJSON(c, []byte(`{"subscribers":[],"count":0}`))
 	}
-	return SendJSON(c, h.Registry.Subscribers(h.Push.All(), namespace(p), svc, pageNo, pageSize))
+	return SendJSON(c, h.Registry.Subscribers(h.Push.Stored(), namespace(p), svc, pageNo, pageSize))
 }
 
 func (h *namingHandlers) catalogService(c *fiber.Ctx) error {

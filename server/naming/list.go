@@ -58,7 +58,7 @@ func (r *Registry) CanEnablePush(agent string) bool {
 func (r *Registry) List(q ListQuery) ([]byte, error) {
 	sw := r.Switches()
 	cacheMillis := sw.DefaultCacheMillis
-	if q.UDPPort > 0 && r.cfg.Pusher != nil && r.CanEnablePush(q.Agent) {
+	if q.UDPPort > 0 && q.UDPPort <= 65535 && r.cfg.Pusher != nil && r.CanEnablePush(q.Agent) {
 		ip := q.ClientIP
 		if ip == "" {
 			ip = "127.0.0.1"

@@ -246,34 +246,27 @@ func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
 	return w.EndObject().Key("count").Int(int64(count)).EndObject().Bytes(), nil
 }
 
-// Subscribers is GET /service/subscribers with Java's fuzzy matching.
+// Subscribers is GET /service/subscribers with Java's fuzzy matching
+// (getClientsFuzzy): stored key starts with the namespace, bare name and
+// group contain the requested ones; rows carry the requested namespace. all
+// is the push service's stored subscribers in its iteration order.
 func (r *Registry) Subscribers(all []push.Subscriber, ns, grouped string, pageNo, pageSize int) []byte {
 	bare, group := BareName(grouped), GroupOf(grouped)
 	var match []push.Subscriber
 	for _, s := range all {
-		if s.NamespaceID != ns {
+		if !strings.HasPrefix(ServiceKey(s.NamespaceID, s.Service), ns) {
 			continue
 		}
 		if strings.Contains(BareName(s.Service), bare) && strings.Contains(GroupOf(s.Service), group) {
 			match = append(match, s)
 		}
 	}
-	sort.Slice(match, func(i, j int) bool { return match[i].AddrStr() < match[j].AddrStr() })
-	start := (pageNo - 1) * pageSize
-	if start < 0 {
-		start = 0
-	}
-	end := start + pageSize
-	if end > len(match) || end < start {
-		end = len(match)
-	}
+	start, end := page(len(match), pageNo, pageSize)
 	w := compat.NewJSON(256)
 	w.BeginObject().Key("subscribers").BeginArray()
-	if start < len(match) {
-		for _, s := range match[start:end] {
-			w.BeginObject().Key("addrStr").Str(s.AddrStr()).Key("agent").Str(s.Agent).Key("app").Str(s.App).
-				Key("ip").Str(s.IP).Key("namespaceId").Str(s.NamespaceID).Key("serviceName").Str(s.Service).EndObject()
-		}
+	for _, s := range match[start:end] {
+		w.BeginObject().Key("addrStr").Str(s.AddrStr()).Key("agent").Str(s.Agent).Key("app").Str(s.App).
+			Key("ip").Str(s.IP).Key("namespaceId").Str(ns).Key("serviceName").Str(s.Service).EndObject()
 	}
 	return w.EndArray().Key("count").Int(int64(len(match))).EndObject().Bytes()
 }

@@ -1,0 +1,133 @@
+// Package servertest starts real nacosd servers for tests: HTTP on
+// 127.0.0.1:0, raft on 127.0.0.1:0 with short timings, UDP push on
+// 127.0.0.1:0, data in t.TempDir(), logs to t.Log.
+package servertest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nacosd/nacosd/server"
+)
+
+// Node is a running test server.
+type Node struct {
+	*server.Server
+	Cfg server.Config
+	t   testing.TB
+}
+
+// logWriter sends log lines to t.Log until the test ends.
+type logWriter struct {
+	mu   sync.Mutex
+	t    testing.TB
+	done bool
+}
+
+func (w *logWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done {
+		w.t.Log(strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
+}
+
+// Logger returns a slog.Logger writing to t.Log (silenced after cleanup).
+func Logger(t testing.TB) *slog.Logger {
+	w := &logWriter{t: t}
+	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+// Config returns a test configuration with its own data directory.
+func Config(t testing.TB) server.Config {
+	cfg := server.DefaultConfig()
+	cfg.Host, cfg.Port, cfg.IP = "127.0.0.1", 0, "127.0.0.1"
+	cfg.DataDir = t.TempDir()
+	cfg.PushAddr = "127.0.0.1:0"
+	cfg.FastRaft = true
+	cfg.DisableHealthCheck = true
+	cfg.Logger = Logger(t)
+	return cfg
+}
+
+// Start starts a server with cfg and closes it at cleanup.
+func Start(t testing.TB, cfg server.Config) *Node {
+	t.Helper()
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	n := &Node{Server: srv, Cfg: cfg, t: t}
+	t.Cleanup(func() { _ = srv.Close() })
+	return n
+}
+
+// URL returns the full URL of path (which includes the context path).
+func (n *Node) URL(path string) string { return "http://" + n.HTTPAddr() + path }
+
+// Response is a completed HTTP exchange.
+type Response struct {
+	Status int
+	Body   string
+	Header http.Header
+}
+
+// Do sends a request with the query and (for non-GET) form body given.
+func (n *Node) Do(method, path string, query, form url.Values, header map[string]string) Response {
+	n.t.Helper()
+	u := n.URL(path)
+	if len(query) > 0 {
+		u += "?" + query.Encode()
+	}
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		n.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Body: string(b), Header: resp.Header}
+}
+
+// Eventually polls cond until it returns nil or timeout passes, then fails
+// with the last error.
+func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	var err error
+	for {
+		if err = cond(); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met after %v: %v", timeout, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
