@@ -155,3 +155,21 @@ func TestBatchValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestErrorAndKindStrings(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		got, want string
+	}{
+		{(&CondError{Index: 2, Cond: Cond{Kind: CondRev, Bucket: "b", Key: "k", Rev: 7}}).Error(), `raftstore: condition 2 failed: rev "b"/"k" rev 7`},
+		{(&CondError{Index: 0, Cond: Cond{Kind: CondAbsent, Bucket: "b", Key: "k"}}).Error(), `raftstore: condition 0 failed: absent "b"/"k"`},
+		{(&CondError{Cond: Cond{Kind: CondExists, Bucket: "b"}}).Error(), `raftstore: condition 0 failed: exists "b"/""`},
+		{CondKind(9).String(), "CondKind(9)"},
+		{OpPut.String() + "," + OpDelete.String() + "," + OpKind(0).String(), "put,delete,OpKind(0)"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
+	}
+}
