@@ -541,7 +541,10 @@ func swParseFloat(s string) (float32, error) {
 	if !swFloatRE.MatchString(t) {
 		return 0, compat.NumberFormat(t)
 	}
-	if !strings.HasSuffix(t, "NaN") && !strings.HasSuffix(t, "Infinity") && strings.ContainsAny(t[len(t)-1:], "fFdD") {
+	if strings.HasSuffix(t, "NaN") { // Go refuses a signed NaN, Java does not
+		return float32(math.NaN()), nil
+	}
+	if !strings.HasSuffix(t, "Infinity") && strings.ContainsAny(t[len(t)-1:], "fFdD") {
 		t = t[:len(t)-1]
 	}
 	f, err := strconv.ParseFloat(t, 32)
