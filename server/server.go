@@ -55,6 +55,10 @@ type Config struct {
 	Naming naming.Config
 	// Push overrides push timings (tests); zero fields keep defaults.
 	Push push.Config
+	// JavaPushTiming pushes every change 1 s after it as Java Nacos does;
+	// by default the first change of a quiet service is pushed at once and
+	// later ones are coalesced into one push per second.
+	JavaPushTiming bool
 	// FastRaft shortens raft timings (tests).
 	FastRaft bool
 	// DisableHealthCheck turns off TCP/HTTP probes of persistent instances
@@ -161,6 +165,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	pc := push.DefaultConfig()
 	mergePush(&pc, s.cfg.Push)
 	pc.ListenAddr = s.cfg.PushAddr
+	pc.LeadingEdge = !s.cfg.JavaPushTiming
 	if pc.ListenAddr == "" {
 		pc.ListenAddr = ":0"
 	}

@@ -35,6 +35,12 @@ type Config struct {
 	// Debounce is the delay between the first change of a service and its
 	// push; further changes while a push is scheduled are ignored (§5.3).
 	Debounce time.Duration
+	// LeadingEdge pushes the first change of a quiet service at once and
+	// coalesces further changes into at most one push per Debounce window;
+	// a change during a running round schedules one more round instead of
+	// being dropped. Off: Java's behaviour (every push Debounce after the
+	// first change; changes during a round wait for the clients' poll).
+	LeadingEdge bool
 	// AckTimeout is the interval between a send and its ack check (§5.5).
 	AckTimeout time.Duration
 	// MaxRetry is how many times an un-acked packet is resent; the push is
@@ -139,6 +145,9 @@ type Service struct {
 	subs        map[string]*serviceSubs // "ns##svc" → subscribers (Java clientMap)
 	seq         int64                   // insertion counter for Java iteration order
 	scheduled   map[string]clock.Timer  // "ns##svc" → debounced push
+	lastRound   map[string]time.Time    // LeadingEdge: start of the last round
+	running     map[string]bool         // LeadingEdge: a round is sending
+	dirty       map[string]bool         // LeadingEdge: changed during a round
 	pending     map[ackKey]*ackEntry    // un-acked pushes (Java ackMap)
 	pendingSeq  int64                   // key insertion counter
 	pendingPeak int                     // most keys ever pending: sizes Java's ackMap table
@@ -173,6 +182,9 @@ func New(cfg Config) (*Service, error) {
 		nano:      cfg.Nano,
 		subs:      make(map[string]*serviceSubs),
 		scheduled: make(map[string]clock.Timer),
+		lastRound: make(map[string]time.Time),
+		running:   make(map[string]bool),
+		dirty:     make(map[string]bool),
 		pending:   make(map[ackKey]*ackEntry),
 		readDone:  make(chan struct{}),
 	}

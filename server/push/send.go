@@ -55,7 +55,27 @@ func (s *Service) ServiceChanged(namespaceID, service string) {
 	if _, ok := s.scheduled[sk]; ok {
 		return
 	}
-	s.scheduled[sk] = s.cfg.Clock.AfterFunc(s.cfg.Debounce, func() { s.runRound(sk) })
+	if !s.cfg.LeadingEdge {
+		s.scheduled[sk] = s.cfg.Clock.AfterFunc(s.cfg.Debounce, func() { s.runRound(sk) })
+		return
+	}
+	if s.running[sk] {
+		s.dirty[sk] = true
+		return
+	}
+	s.scheduleLeadingLocked(sk)
+}
+
+// scheduleLeadingLocked schedules a round now, or at the end of the current
+// debounce window when a round started less than Debounce ago.
+func (s *Service) scheduleLeadingLocked(sk string) {
+	delay := time.Duration(0)
+	if last, ok := s.lastRound[sk]; ok {
+		if since := s.cfg.Clock.Now().Sub(last); since < s.cfg.Debounce {
+			delay = s.cfg.Debounce - since
+		}
+	}
+	s.scheduled[sk] = s.cfg.Clock.AfterFunc(delay, func() { s.runRound(sk) })
 }
 
 // runRound is the debounced push task for one "ns##svc". The scheduled
@@ -69,6 +89,11 @@ func (s *Service) runRound(sk string) {
 	}
 	s.rounds.Add(1)
 	now, ttl := s.cfg.Clock.Now(), s.ttl()
+	if s.cfg.LeadingEdge {
+		delete(s.scheduled, sk)
+		s.running[sk] = true
+		s.lastRound[sk] = now
+	}
 	var targets []Subscriber
 	if ss := s.subs[sk]; ss != nil {
 		for k, e := range ss.m {
@@ -81,7 +106,15 @@ func (s *Service) runRound(sk string) {
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		delete(s.scheduled, sk)
+		if s.cfg.LeadingEdge {
+			delete(s.running, sk)
+			if s.dirty[sk] && !s.closed {
+				delete(s.dirty, sk)
+				s.scheduleLeadingLocked(sk)
+			}
+		} else {
+			delete(s.scheduled, sk)
+		}
 		s.mu.Unlock()
 		s.rounds.Done()
 	}()

@@ -189,6 +189,11 @@ func (s *Service) appendInner(out []Subscriber, ss *serviceSubs, liveOnly bool) 
 
 // sweepLocked removes zombies (Java removeClientIfZombie). s.mu held.
 func (s *Service) sweepLocked(now time.Time) {
+	for sk, last := range s.lastRound {
+		if now.Sub(last) >= s.cfg.Debounce {
+			delete(s.lastRound, sk)
+		}
+	}
 	ttl := s.ttl()
 	for _, ss := range s.subs {
 		for k, e := range ss.m {

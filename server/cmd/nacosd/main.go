@@ -72,6 +72,7 @@ Every flag can also be set through the environment variable named in brackets
 	standalone := fs.Bool("standalone", true, "same as -mode=standalone (Java: -Dnacos.standalone=true)")
 	fs.StringVar(&cfg.RaftAddr, "raft-addr", env("", "NACOSD_RAFT_ADDR"), "raft bind address (default 127.0.0.1:<port-1000>) [NACOSD_RAFT_ADDR]")
 	fs.StringVar(&cfg.PushAddr, "push-addr", env(":0", "NACOSD_PUSH_ADDR"), "UDP push socket bind address [NACOSD_PUSH_ADDR]")
+	fs.BoolVar(&cfg.JavaPushTiming, "java-push-timing", env("", "NACOSD_JAVA_PUSH_TIMING") == "true", "push changes 1 s after they happen, as Java Nacos (default: first change at once, then at most one push per second per service) [NACOSD_JAVA_PUSH_TIMING]")
 	level := fs.String("log-level", env("info", "NACOSD_LOG_LEVEL"), "log level: debug, info, warn, error [NACOSD_LOG_LEVEL]")
 	if err := fs.Parse(args); err != nil {
 		return err
