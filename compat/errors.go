@@ -66,3 +66,11 @@ func NumberFormat(input string) *Error {
 func MissingRequestParam(name, javaType string) *Error {
 	return ServerError("Required request parameter '" + name + "' for method parameter type " + javaType + " is not present")
 }
+
+// DeserializeError is NacosDeserializationException (errCode 101) for a
+// target class, through ConsoleExceptionHandler: 500 with the Jackson
+// message as the cause. NacosRuntimeException formats "errCode: %d, errMsg:
+// %s " and the class message ends "failed. ", hence the two spaces.
+func DeserializeError(javaClass, cause string) *Error {
+	return ServerError("errCode: 101, errMsg: Nacos deserialize for class ["+javaClass+"] failed.  ", cause)
+}

@@ -94,16 +94,26 @@ func (w *JSON) Int(i int64) *JSON {
 	return w
 }
 
-// Double writes a Java double as Jackson does (Double.toString).
+// Double writes a Java double as Jackson does (Double.toString); NaN and
+// the infinities are quoted (QUOTE_NON_NUMERIC_NUMBERS is on by default).
 func (w *JSON) Double(f float64) *JSON {
 	w.sep()
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		w.b = append(AppendJavaDouble(append(w.b, '"'), f), '"')
+		return w
+	}
 	w.b = AppendJavaDouble(w.b, f)
 	return w
 }
 
-// Float writes a Java float as Jackson does (Float.toString).
+// Float writes a Java float as Jackson does (Float.toString); NaN and the
+// infinities are quoted.
 func (w *JSON) Float(f float32) *JSON {
 	w.sep()
+	if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+		w.b = append(AppendJavaFloat(append(w.b, '"'), f), '"')
+		return w
+	}
 	w.b = AppendJavaFloat(w.b, f)
 	return w
 }
@@ -208,7 +218,7 @@ func AppendJavaString(b []byte, s string) []byte {
 // AppendJavaDouble appends f formatted like Java's Double.toString: plain
 // decimal with at least one fraction digit for 1e-3 <= |f| < 1e7, else
 // computerized scientific notation ("1.0E7", "1.0E-4"); NaN and Infinity as
-// Java writes them (Jackson emits them as the bare tokens NaN/Infinity).
+// Java's toString writes them (JSON.Double quotes those, as Jackson does).
 func AppendJavaDouble(b []byte, f float64) []byte { return appendJava(b, f, 64) }
 
 // AppendJavaFloat is AppendJavaDouble for Java float (Float.toString).

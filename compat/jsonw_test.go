@@ -53,8 +53,8 @@ func TestJSONWriterCommas(t *testing.T) {
 	t.Parallel()
 	w := NewJSON(0)
 	w.BeginObject().Key("a").BeginArray().Int(1).Str("x").BeginObject().EndObject().EndArray().
-		Key("b").Double(1).Key("c").Null().Key("d").StrList(nil).EndObject()
-	if got, want := w.String(), `{"a":[1,"x",{}],"b":1.0,"c":null,"d":[]}`; got != want {
+		Key("b").Double(1).Key("c").Null().Key("d").StrList(nil).Key("n").Double(math.NaN()).Key("i").Float(float32(math.Inf(-1))).EndObject()
+	if got, want := w.String(), `{"a":[1,"x",{}],"b":1.0,"c":null,"d":[],"n":"NaN","i":"-Infinity"}`; got != want {
 		t.Fatalf("got %s want %s", got, want)
 	}
 }

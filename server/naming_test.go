@@ -90,7 +90,7 @@ func TestNamingFormBodyAndQueryPrecedence(t *testing.T) {
 		t.Fatalf("beat: %s", r.Body)
 	}
 	r = n.Do("PUT", "/nacos/v1/ns/instance/beat", url.Values{"serviceName": {"DEFAULT_GROUP@@f"}}, url.Values{"beat": {"{bad"}}, nil)
-	if r.Status != 500 || !strings.HasPrefix(r.Body, "caused: errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed. ;caused: ") {
+	if r.Status != 500 || !strings.HasPrefix(r.Body, "caused: errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed.  ;caused: ") {
 		t.Fatalf("bad beat: %d %s", r.Status, r.Body)
 	}
 }

@@ -64,8 +64,8 @@ type Config struct {
 	// DisableHealthCheck turns off TCP/HTTP probes of persistent instances
 	// (tests that register addresses nobody listens on).
 	DisableHealthCheck bool
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	Clock              clock.Clock
+	Logger             *slog.Logger
 }
 
 // DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
@@ -187,6 +187,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
+		CaseSensitive:         true, // Spring's mappings are
 		ErrorHandler:          httpapi.ErrorHandler(s.log),
 		BodyLimit:             32 << 20,
 		ReadBufferSize:        32 << 10,

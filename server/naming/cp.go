@@ -34,15 +34,12 @@ func decodeRecord(b []byte, v any) error {
 // rebuild loads services, persistent instances and switches from the store
 // (at start and after a snapshot restore). Ephemeral data is kept.
 func (r *Registry) rebuild() {
-	sw := DefaultSwitches()
+	r.stored.Store(nil)
+	live := DefaultSwitches()
 	if rec, ok := r.cfg.Store.Get(BucketSwitches, switchesKey); ok {
-		if s, err := UnmarshalSwitches(rec.Value[1:]); err == nil && rec.Value[0] == recordV1 {
-			sw = s
-		} else {
-			r.log.Error("bad stored switches", "err", err)
-		}
+		r.applySwitches(&live, rec.Value)
 	}
-	r.switches.Store(&sw)
+	r.switches.Store(&live)
 	seen := map[string]bool{}
 	r.cfg.Store.Scan(BucketMeta, "", func(key string, rec raftstore.Record) bool {
 		r.applyMeta(key, rec.Value)
@@ -95,15 +92,29 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 				r.applyPersistent(op.Key, nil)
 			}
 		case BucketSwitches:
-			if op.Kind == raftstore.OpPut && len(op.Value) > 0 && op.Value[0] == recordV1 {
-				if sw, err := UnmarshalSwitches(op.Value[1:]); err == nil {
-					r.switches.Store(&sw)
-				} else {
-					r.log.Error("bad switches record", "err", err)
-				}
+			if op.Kind == raftstore.OpPut {
+				live := r.Switches().Clone()
+				r.applySwitches(&live, op.Value)
+				r.switches.Store(&live)
 			}
 		}
 	}
+}
+
+// applySwitches records a stored switch domain and copies it into live the
+// way SwitchManager.update does (some fields never reach the live domain).
+func (r *Registry) applySwitches(live *Switches, value []byte) {
+	if len(value) == 0 || value[0] != recordV1 {
+		r.log.Error("bad switches record: unknown version")
+		return
+	}
+	sw, err := UnmarshalSwitches(value[1:])
+	if err != nil {
+		r.log.Error("bad switches record", "err", err)
+		return
+	}
+	r.stored.Store(&sw)
+	live.UpdateFrom(sw)
 }
 
 func (r *Registry) applyMeta(key string, value []byte) {
@@ -314,7 +325,11 @@ func (r *Registry) deleteServiceCP(ctx context.Context, ns, grouped string) erro
 
 // UpdateSwitch is PUT /operator/switches (§9.2).
 func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug bool) error {
-	cur := r.Switches().Clone()
+	base := r.stored.Load()
+	if base == nil {
+		base = r.Switches()
+	}
+	cur := base.Clone()
 	if err := cur.Apply(entry, value); err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func FuzzParseBeat(f *testing.F) {
 		b, err := ParseBeat(raw)
 		if err != nil {
 			ce := asCompat(err)
-			if ce == nil || ce.Status != 500 || !strings.HasPrefix(ce.Body, "caused: errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed. ;") {
+			if ce == nil || ce.Status != 500 || !strings.HasPrefix(ce.Body, "caused: errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed.  ;") {
 				t.Fatalf("unexpected error shape: %v", err)
 			}
 			return

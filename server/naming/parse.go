@@ -78,7 +78,7 @@ func ParseBeat(raw string) (*BeatInfo, error) {
 	var b BeatInfo
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	if err := dec.Decode(&b); err != nil {
-		return nil, compat.ServerError("errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed. ", jacksonMessage(err))
+		return nil, compat.DeserializeError("com.alibaba.nacos.naming.healthcheck.RsInfo", jacksonMessage(err))
 	}
 	return &b, nil
 }

@@ -96,7 +96,8 @@ type Registry struct {
 	mu         sync.RWMutex
 	namespaces map[string]map[string]*Service // namespace → grouped name → service
 
-	switches atomic.Pointer[Switches]
+	switches atomic.Pointer[Switches] // live domain (GET /operator/switches, naming logic)
+	stored   atomic.Pointer[Switches] // last CP-stored domain; nil before the first write
 	cancel   func()
 	closed   atomic.Bool
 	timersMu sync.Mutex

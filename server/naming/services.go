@@ -32,7 +32,7 @@ func ParseSelector(raw string) (Selector, error) {
 		Expression string `json:"expression"`
 	}
 	if err := json.Unmarshal([]byte(raw), &in); err != nil {
-		return Selector{}, compat.ServerError("errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.api.selector.Selector] failed. ", err.Error())
+		return Selector{}, compat.DeserializeError("com.alibaba.nacos.api.selector.Selector", err.Error())
 	}
 	switch in.Type {
 	case "label":
@@ -297,7 +297,7 @@ type ClusterForm struct {
 func ParseHealthChecker(raw string) (HealthChecker, error) {
 	var h HealthChecker
 	if err := json.Unmarshal([]byte(raw), &h); err != nil {
-		return h, compat.ServerError("errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.api.naming.pojo.healthcheck.AbstractHealthChecker] failed. ", err.Error())
+		return h, compat.DeserializeError("com.alibaba.nacos.api.naming.pojo.healthcheck.AbstractHealthChecker", err.Error())
 	}
 	switch strings.ToUpper(h.Type) {
 	case "TCP", "HTTP", "MYSQL", "NONE":

@@ -119,6 +119,11 @@ func (s *Service) runRound(sk string) {
 		s.rounds.Done()
 	}()
 	if len(targets) == 0 {
+		if s.cfg.LeadingEdge { // nothing was sent: the window stays open
+			s.mu.Lock()
+			delete(s.lastRound, sk)
+			s.mu.Unlock()
+		}
 		return
 	}
 	s.pushTo(targets, s.nano())
