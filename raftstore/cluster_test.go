@@ -140,6 +140,19 @@ func (c *testCluster) restart(i int) {
 	c.nodes[i].s = s
 }
 
+// snapshotAll snapshots every running node, so whichever becomes leader
+// has compacted its log.
+func (c *testCluster) snapshotAll() {
+	c.t.Helper()
+	for i, nd := range c.nodes {
+		if nd.s != nil {
+			if err := nd.s.Snapshot(); err != nil {
+				c.t.Fatalf("snapshot node %d: %v", i, err)
+			}
+		}
+	}
+}
+
 // converged waits until every running node holds the leader's state of
 // the buckets, reporting the differences if it never happens.
 func (c *testCluster) converged(buckets ...string) {
@@ -196,9 +209,7 @@ func TestCluster(t *testing.T) {
 	for i := range 40 {
 		c.apply(Batch{Ops: []Op{put("b", strconv.Itoa(i), "x"), del("b", strconv.Itoa(i-3))}})
 	}
-	if err := c.leader().Snapshot(); err != nil {
-		t.Fatal(err)
-	}
+	c.snapshotAll()
 	c.apply(Batch{Ops: []Op{put("b", "after", "snapshot")}})
 	c.restart(fi)
 	c.converged("b")
@@ -274,9 +285,7 @@ func TestClusterFollowerReset(t *testing.T) {
 	for i := range 40 {
 		c.apply(Batch{Ops: []Op{put("b", "during-cut-"+strconv.Itoa(i), "x")}})
 	}
-	if err := c.leader().Snapshot(); err != nil {
-		t.Fatal(err)
-	}
+	c.snapshotAll()
 	c.apply(Batch{Ops: []Op{del("b", "before")}})
 	if _, ok := f.Get("b", "during-cut-0"); ok {
 		t.Fatal("the cut follower received writes")
