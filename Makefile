@@ -22,7 +22,7 @@ test-short:
 # Each fuzz target for a short while (seeds live in testdata/fuzz and run in `make test`).
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test ./server/httpapi/ -run '^$$' -fuzz FuzzNamingParams -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzNamingParams -fuzztime $(FUZZTIME)
 	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseBeat -fuzztime $(FUZZTIME)
 	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)

@@ -1,0 +1,72 @@
+package server_test
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/nacosd/nacosd/server/servertest"
+)
+
+// FuzzNamingParams sends arbitrary query strings and form bodies to the
+// naming write and read endpoints: never a panic, never an unexpected
+// status, and error bodies always in Java's "caused: ...;" form.
+func FuzzNamingParams(f *testing.F) {
+	seeds := []struct{ method, path, query, body string }{
+		{"POST", "/nacos/v1/ns/instance", "serviceName=DEFAULT_GROUP@@a&ip=1.1.1.1&port=80&weight=1.0&metadata=%7B%22k%22%3A%22v%22%7D", ""},
+		{"POST", "/nacos/v1/ns/instance", "serviceName=a&ip=1.1.1.1&port=8x", ""},
+		{"PUT", "/nacos/v1/ns/instance/beat", "serviceName=DEFAULT_GROUP@@a", `beat={"ip":"1.1.1.1","port":80,"cluster":"DEFAULT"}`},
+		{"PUT", "/nacos/v1/ns/instance/beat", "serviceName=a&ip=1.1.1.1&port=80", "beat=%7Bbad"},
+		{"GET", "/nacos/v1/ns/instance/list", "serviceName=a&udpPort=70000&clientIP=127.0.0.1&healthyOnly=TRUE&clusters=,,a", ""},
+		{"PUT", "/nacos/v1/ns/instance", "serviceName=@@&ip=&port=", "enable=y&weight=NaN"},
+		{"PATCH", "/nacos/v1/ns/instance", "serviceName=a@@b@@c&ip=1&port=-1", "metadata=a=b,c"},
+		{"DELETE", "/nacos/v1/ns/instance", "serviceName=a&ip=1&port=1&clusterName=x_y", ""},
+		{"POST", "/nacos/v1/ns/service", "serviceName=s&protectThreshold=abc&selector=%7B%22type%22%3A%22label%22%7D", ""},
+		{"PUT", "/nacos/v1/ns/operator/switches", "entry=batch&value=%7B%7D", ""},
+		{"PUT", "/nacos/v1/ns/cluster", "serviceName=s&clusterName=c&checkPort=x&useInstancePort4Check=t&healthChecker=%7B%22type%22%3A%22HTTP%22%7D", ""},
+		{"PUT", "/nacos/v1/ns/instance/metadata/batch", "serviceName=DEFAULT_GROUP@@a&metadata=k=v&instances=%5B%7B%22ip%22%3A1%7D%5D", ""},
+		{"GET", "/nacos/v1/ns/catalog/services", "pageNo=1&pageSize=x&serviceNameParam=(", ""},
+		{"GET", "/nacos/v1/ns/service/names", "expr=[", ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.method, s.path, s.query, s.body)
+	}
+	cfg := servertest.Config(f)
+	// F's methods may not be called while fuzzing: server logs go nowhere.
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	n := servertest.Start(f, cfg)
+	h := n.Handler()
+	f.Fuzz(func(t *testing.T, method, path, query, body string) {
+		switch method {
+		case "GET", "POST", "PUT", "PATCH", "DELETE":
+		default:
+			return
+		}
+		if !strings.HasPrefix(path, "/nacos/v1/ns/") || strings.ContainsAny(path, "?# \x00") {
+			return
+		}
+		ctx := &fasthttp.RequestCtx{}
+		ctx.Request.Header.SetMethod(method)
+		ctx.Request.SetRequestURI(path + "?" + query)
+		ctx.Request.Header.SetContentType("application/x-www-form-urlencoded")
+		ctx.Request.SetBodyString(body)
+		h(ctx)
+		st, b := ctx.Response.StatusCode(), string(ctx.Response.Body())
+		switch st {
+		case 200, 404, 405, 501:
+		case 400:
+			if !strings.HasPrefix(b, "caused: ") || !strings.HasSuffix(b, ";") {
+				t.Fatalf("%s %s?%s: 400 body %q", method, path, query, b)
+			}
+		case 500:
+			if b != "" && !strings.HasPrefix(b, "caused: ") {
+				t.Fatalf("%s %s?%s: 500 body %q", method, path, query, b)
+			}
+		default:
+			t.Fatalf("%s %s?%s: unexpected status %d %q", method, path, query, st, b)
+		}
+	})
+}
