@@ -27,6 +27,12 @@ type Config struct {
 	// when the directory holds no raft state yet. Standalone nacosd sets
 	// it; a node that will be added to an existing cluster does not.
 	Bootstrap bool
+	// Standalone pins the cluster to this one node: when the stored
+	// configuration is not exactly this node (NodeID and address) as the
+	// only voter, for example after the host's IP or port changed, Open
+	// rewrites it with raft.RecoverCluster instead of waiting forever for
+	// an election it cannot win. Never set it on a member of a real cluster.
+	Standalone bool
 
 	// ApplyTimeout bounds how long Apply, AddVoter and RemoveServer wait
 	// for raft to accept the write (default 10s).

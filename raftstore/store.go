@@ -134,6 +134,12 @@ func (s *Store) open() error {
 		}
 	}
 
+	if cfg.Standalone {
+		if err := s.pinSingleNode(rc, bs, snaps, trans); err != nil {
+			return err
+		}
+	}
+
 	s.fsm = newFSM(s.log)
 	r, err := raft.NewRaft(rc, s.fsm, bs, bs, snaps, trans)
 	if err != nil {
@@ -141,6 +147,31 @@ func (s *Store) open() error {
 	}
 	s.raft = r
 	return s.catchUp()
+}
+
+// pinSingleNode rewrites a stored configuration that is not exactly this
+// node as the sole voter (Config.Standalone).
+func (s *Store) pinSingleNode(rc *raft.Config, bs *raftboltdb.BoltStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+	has, err := raft.HasExistingState(bs, bs, snaps)
+	if err != nil || !has {
+		return err
+	}
+	probe := *rc // GetConfiguration marks the config it gets as skip-startup
+	cur, err := raft.GetConfiguration(&probe, newFSM(s.log), bs, bs, snaps, trans)
+	if err != nil {
+		return fmt.Errorf("raftstore: read stored configuration in %s: %w", s.cfg.Dir, err)
+	}
+	self := raft.Server{Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr()}
+	if len(cur.Servers) == 1 && cur.Servers[0] == self {
+		return nil
+	}
+	want := raft.Configuration{Servers: []raft.Server{self}}
+	recover := *rc
+	if err := raft.RecoverCluster(&recover, newFSM(s.log), bs, bs, snaps, trans, want); err != nil {
+		return fmt.Errorf("raftstore: pin standalone configuration in %s: %w", s.cfg.Dir, err)
+	}
+	s.log.Warn("raftstore: standalone node identity changed; configuration rewritten", "was", fmt.Sprint(cur.Servers), "now", fmt.Sprint(want.Servers))
+	return nil
 }
 
 // catchUp waits until the state reflects every entry that was in the log

@@ -153,6 +153,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	rc.NodeID = s.self.Address()
 	rc.BindAddr = raftAddr
 	rc.Bootstrap = true
+	rc.Standalone = s.cfg.Standalone
 	rc.Logger = s.log.With("component", "raft")
 	if s.cfg.FastRaft {
 		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond
