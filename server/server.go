@@ -227,6 +227,9 @@ func mergeNaming(dst *naming.Config, o naming.Config) {
 	if o.EmptyServiceCleanInitial > 0 {
 		dst.EmptyServiceCleanInitial = o.EmptyServiceCleanInitial
 	}
+	if o.HealthCheckInterval > 0 {
+		dst.HealthCheckInterval = o.HealthCheckInterval
+	}
 	if o.EmptyServiceCleanPeriod > 0 {
 		dst.EmptyServiceCleanPeriod = o.EmptyServiceCleanPeriod
 	}

@@ -39,14 +39,14 @@ type healthChecker struct {
 type clusterRT struct{ best, worst, normalized int64 }
 
 func newHealthChecker(r *Registry) *healthChecker {
-	h := &healthChecker{r: r, interval: 2 * time.Second, timeout: 500 * time.Millisecond, sem: make(chan struct{}, 64),
+	h := &healthChecker{r: r, interval: r.cfg.HealthCheckInterval, timeout: 500 * time.Millisecond, sem: make(chan struct{}, 64),
 		rts: map[string]*clusterRT{}}
 	h.client = &http.Client{
 		Timeout:       h.timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil, DialContext: (&net.Dialer{Timeout: h.timeout}).DialContext},
 	}
-	r.schedule(2*time.Second, h.interval, h.round)
+	r.schedule(h.interval, h.interval, h.round)
 	return h
 }
 
