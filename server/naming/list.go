@@ -1,6 +1,7 @@
 package naming
 
 import (
+	"bytes"
 	"crypto/md5"
 	"encoding/hex"
 	"sort"
@@ -86,7 +87,63 @@ func splitClusters(s string) []string {
 	return out
 }
 
+// renderKey is everything besides the service state that shapes an
+// instance/list body.
+type renderKey struct {
+	clusters, env        string
+	healthyOnly, grouped bool
+	cacheMillis          int64
+}
+
+// renderEntry is a rendered body split around its lastRefTime value.
+type renderEntry struct{ pre, post []byte }
+
+const maxRenderEntries = 16
+
 func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
+	s := r.service(q.NamespaceID, q.ServiceName)
+	if s == nil || q.IsCheck {
+		return r.renderFull(q, cacheMillis)
+	}
+	key := renderKey{clusters: q.Clusters, env: q.Env, healthyOnly: q.HealthyOnly, grouped: GroupedForAgent(q.Agent), cacheMillis: cacheMillis}
+	s.mu.RLock()
+	e, ok := s.renders[key]
+	version := s.version
+	s.mu.RUnlock()
+	now := r.nowMillis()
+	if !ok {
+		body, err := r.renderFull(q, cacheMillis)
+		if err != nil {
+			return nil, err
+		}
+		// split around the lastRefTime value written by renderFull
+		marker := []byte(`"lastRefTime":`)
+		i := bytes.LastIndex(body, marker)
+		if i < 0 {
+			return body, nil
+		}
+		i += len(marker)
+		j := i
+		for j < len(body) && body[j] >= '0' && body[j] <= '9' {
+			j++
+		}
+		e = renderEntry{pre: body[:i:i], post: body[j:]}
+		s.mu.Lock()
+		if s.version == version { // nothing changed while rendering
+			if s.renders == nil || len(s.renders) >= maxRenderEntries {
+				s.renders = map[renderKey]renderEntry{}
+			}
+			s.renders[key] = e
+		}
+		s.mu.Unlock()
+	}
+	out := make([]byte, 0, len(e.pre)+len(e.post)+16)
+	out = append(out, e.pre...)
+	out = strconv.AppendInt(out, now, 10)
+	return append(out, e.post...), nil
+}
+
+func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 	s := r.service(q.NamespaceID, q.ServiceName)
 	w := compat.NewJSON(512)
 	if s == nil {

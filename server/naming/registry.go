@@ -118,6 +118,8 @@ type Service struct {
 	ephemeral     map[string]*Instance // by DatumKey
 	persistent    map[string]*Instance // by DatumKey
 	lastModified  int64
+	renders       map[renderKey]renderEntry // instance/list bodies by query shape, cleared by touch
+	version       uint64                    // incremented by touch
 	checksum      string
 	dirty         bool
 	finalizeCount int
@@ -335,6 +337,8 @@ func equalFold(a, b string) bool {
 }
 
 func (s *Service) touch(now int64) {
+	s.renders = nil
+	s.version++
 	s.lastModified = now
 	s.dirty = true
 }
@@ -560,22 +564,19 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	recovered := false
 	var interval int64
 	var hasInterval bool
+	key := (&Instance{IP: ip, Port: port, ClusterName: cluster}).DatumKey()
 	s.mu.Lock()
-	for _, o := range s.ephemeral {
-		if o.ClusterName == cluster && o.IP == ip && o.Port == port {
-			o.LastBeat = now
-			if !o.Marked && !o.Healthy {
-				o.Healthy = true
-				recovered = true
-			}
+	if o, ok := s.ephemeral[key]; ok {
+		o.LastBeat = now
+		if !o.Marked && !o.Healthy {
+			o.Healthy = true
+			recovered = true
 		}
 	}
 	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
-		for _, o := range list {
-			if o.ClusterName == cluster && o.IP == ip && o.Port == port {
-				if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
-					interval, hasInterval = o.HeartBeatInterval(), true
-				}
+		if o, ok := list[key]; ok {
+			if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
+				interval, hasInterval = o.HeartBeatInterval(), true
 			}
 		}
 	}
@@ -610,16 +611,13 @@ func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Inst
 	if s == nil {
 		return nil
 	}
+	key := (&Instance{IP: ip, Port: port, ClusterName: cluster}).DatumKey()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
-		for _, o := range list {
-			if o.ClusterName == cluster && o.IP == ip && o.Port == port {
-				return o
-			}
-		}
+	if in, ok := s.persistent[key]; ok {
+		return in
 	}
-	return nil
+	return s.ephemeral[key]
 }
 
 // Sweep is ClientBeatCheckTask for every service at time now: ephemeral
