@@ -27,8 +27,11 @@ fuzz:
 	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)
 
+# Go benchmarks, then the HTTP load tool against a real nacosd (and Java Nacos
+# when JAVA_NACOS_ADDR is set). Figures go to docs/benchmarks.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./compat/ ./server/... ./raftstore/
+	bash server/cmd/nacosd-load/bench.sh
 
 conformance:
 	bash conformance/ci.sh
