@@ -89,21 +89,15 @@ func GroupOf(s string) string {
 	return parts[0]
 }
 
+// nameRules is shared by the package-level name checks; validator.Validate
+// is safe for concurrent use and holds no request state.
+var nameRules = newRules()
+
 // ValidateServiceName is Service.validate's name check.
-func ValidateServiceName(grouped string) error {
-	if !serviceNameRE.MatchString(grouped) {
-		return compat.IllegalArgument("dom name can only have these characters: 0-9a-zA-Z-._:, current: " + grouped)
-	}
-	return nil
-}
+func ValidateServiceName(grouped string) error { return nameRules.check(serviceRules{Name: grouped}) }
 
 // ValidateClusterName is Cluster's constructor check.
-func ValidateClusterName(name string) error {
-	if !clusterNameRE.MatchString(name) {
-		return compat.IllegalArgument("cluster name can only have these characters: 0-9a-zA-Z-, current: " + name)
-	}
-	return nil
-}
+func ValidateClusterName(name string) error { return nameRules.check(clusterRules{Name: name}) }
 
 // ServiceKey is "<namespaceId>##<groupedServiceName>" (assembleFullServiceName).
 func ServiceKey(namespaceID, grouped string) string { return namespaceID + "##" + grouped }

@@ -236,10 +236,7 @@ type InstanceForm struct {
 }
 
 func validateInstance(in *Instance) error {
-	if in.Weight > 10000.0 || in.Weight < 0.0 {
-		return compat.ServerError("instance format invalid: The weights range from 0.0 to 10000.0")
-	}
-	return ValidateClusterName(in.ClusterName)
+	return nameRules.check(instanceRules{Weight: in.Weight, ClusterName: in.ClusterName})
 }
 
 // clampWeight applies Service.onChange's weight clamping.
