@@ -141,6 +141,20 @@ func springService(p Params) (string, error) {
 
 func namespace(p Params) string { return p.Optional("namespaceId", naming.DefaultNamespace) }
 
+// requiredIPPort reads the required ip and port (Integer.parseInt).
+func requiredIPPort(p Params) (string, int, error) {
+	ip, err := p.Required("ip")
+	if err != nil {
+		return "", 0, err
+	}
+	port, err := p.Required("port")
+	if err != nil {
+		return "", 0, err
+	}
+	n, err := ParseJavaInt(port)
+	return ip, n, err
+}
+
 func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceForm, error) {
 	var f naming.InstanceForm
 	svc, err := checkedService(p)
@@ -149,14 +163,7 @@ func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceFo
 	}
 	f.NamespaceID, f.ServiceName, f.Agent = namespace(p), svc, userAgent(c)
 	in := &f.Instance
-	if in.IP, err = p.Required("ip"); err != nil {
-		return f, err
-	}
-	port, err := p.Required("port")
-	if err != nil {
-		return f, err
-	}
-	if in.Port, err = ParseJavaInt(port); err != nil {
+	if in.IP, in.Port, err = requiredIPPort(p); err != nil {
 		return f, err
 	}
 	in.ClusterName = p.Optional("clusterName", "")
@@ -232,14 +239,7 @@ func (h *namingHandlers) patch(c *fiber.Ctx) error {
 		return err
 	}
 	f := naming.PatchForm{NamespaceID: namespace(p), ServiceName: svc}
-	if f.IP, err = p.Required("ip"); err != nil {
-		return err
-	}
-	port, err := p.Required("port")
-	if err != nil {
-		return err
-	}
-	if f.Port, err = ParseJavaInt(port); err != nil {
+	if f.IP, f.Port, err = requiredIPPort(p); err != nil {
 		return err
 	}
 	f.ClusterName = p.Optional("clusterName", "")
@@ -282,15 +282,7 @@ func (h *namingHandlers) detail(c *fiber.Ctx) error {
 		return err
 	}
 	cluster := p.Optional("clusterName", naming.DefaultCluster)
-	ip, err := p.Required("ip")
-	if err != nil {
-		return err
-	}
-	portS, err := p.Required("port")
-	if err != nil {
-		return err
-	}
-	port, err := ParseJavaInt(portS)
+	ip, port, err := requiredIPPort(p)
 	if err != nil {
 		return err
 	}
@@ -324,24 +316,20 @@ func (h *namingHandlers) list(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	q, err := h.listQuery(c, p, svc)
-	if err != nil {
-		return err
-	}
-	body, err := h.Registry.List(q)
-	if err != nil {
-		return err
-	}
-	return SendJSON(c, body)
+	return h.sendList(c, p, svc)
 }
 
+// srvIPXT is the legacy list: dom is a bare name in DEFAULT_GROUP.
 func (h *namingHandlers) srvIPXT(c *fiber.Ctx) error {
 	p := ParamsOf(c)
 	dom, err := p.Required("dom")
 	if err != nil {
 		return err
 	}
-	svc := naming.DefaultGroup + naming.GroupSeparator + dom
+	return h.sendList(c, p, naming.DefaultGroup+naming.GroupSeparator+dom)
+}
+
+func (h *namingHandlers) sendList(c *fiber.Ctx, p Params, svc string) error {
 	q, err := h.listQuery(c, p, svc)
 	if err != nil {
 		return err

@@ -296,15 +296,7 @@ func (h *namingHandlers) setHealth(c *fiber.Ctx) error {
 		return err
 	}
 	cluster := p.Optional("clusterName", naming.DefaultCluster)
-	ip, err := p.Required("ip")
-	if err != nil {
-		return err
-	}
-	portS, err := p.Required("port")
-	if err != nil {
-		return err
-	}
-	port, err := ParseJavaInt(portS)
+	ip, port, err := requiredIPPort(p)
 	if err != nil {
 		return err
 	}

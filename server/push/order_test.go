@@ -1,6 +1,8 @@
 package push
 
 import (
+	"github.com/nacosd/nacosd/compat"
+
 	"fmt"
 	"math"
 	"strings"
@@ -18,8 +20,8 @@ func TestJavaHash(t *testing.T) {
 		{"😀", 1772899}, {"polygenelubricants", math.MinInt32},
 	}
 	for _, tc := range cases {
-		if got := javaHash(tc.s); got != tc.want {
-			t.Errorf("javaHash(%q) = %d, want %d", tc.s, got, tc.want)
+		if got := compat.JavaStringHash(tc.s); got != tc.want {
+			t.Errorf("compat.JavaStringHash(%q) = %d, want %d", tc.s, got, tc.want)
 		}
 	}
 }

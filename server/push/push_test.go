@@ -1,6 +1,8 @@
 package push
 
 import (
+	"github.com/nacosd/nacosd/compat"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -520,7 +522,7 @@ func TestJacksonEscape(t *testing.T) {
 		{"é中😀\u2028", "é中😀\u2028"},
 	}
 	for _, tc := range cases {
-		if got := string(appendJacksonEscaped(nil, []byte(tc.in))); got != tc.want {
+		if got := string(compat.AppendJavaString(nil, tc.in)); got != `"`+tc.want+`"` {
 			t.Errorf("escape(%q) = %q, want %q", tc.in, got, tc.want)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/internal/clock"
 )
 
@@ -281,9 +282,9 @@ func (s *Service) check(e *ackEntry) {
 // lastRefTime, §5.4) around payload, gzipped when ≥ 1024 bytes.
 func (s *Service) encodeDatagram(payload []byte, ref int64) []byte {
 	b := make([]byte, 0, len(payload)+len(payload)/16+64)
-	b = append(b, `{"type":"dom","data":"`...)
-	b = appendJacksonEscaped(b, payload)
-	b = append(b, `","lastRefTime":`...)
+	b = append(b, `{"type":"dom","data":`...)
+	b = compat.AppendJavaString(b, string(payload))
+	b = append(b, `,"lastRefTime":`...)
 	b = strconv.AppendInt(b, ref, 10)
 	b = append(b, '}')
 	if len(b) < gzipThreshold {
@@ -301,40 +302,4 @@ func (s *Service) encodeDatagram(payload []byte, ref int64) []byte {
 	_ = zw.Close()
 	s.gzPool.Put(zw)
 	return out.Bytes()
-}
-
-const hexUpper = "0123456789ABCDEF"
-
-// appendJacksonEscaped appends s escaped as Jackson writes a JSON string:
-// only '"', '\\' and bytes below 0x20 are escaped (\b \t \n \f \r short
-// forms, others \u00XX with uppercase hex); '/', '<', '>', '&', DEL and
-// non-ASCII stay raw.
-func appendJacksonEscaped(b, s []byte) []byte {
-	start := 0
-	for i, c := range s {
-		if c >= 0x20 && c != '"' && c != '\\' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"':
-			b = append(b, '\\', '"')
-		case '\\':
-			b = append(b, '\\', '\\')
-		case '\b':
-			b = append(b, '\\', 'b')
-		case '\t':
-			b = append(b, '\\', 't')
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\f':
-			b = append(b, '\\', 'f')
-		case '\r':
-			b = append(b, '\\', 'r')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexUpper[c>>4], hexUpper[c&0xF])
-		}
-		start = i + 1
-	}
-	return append(b, s[start:]...)
 }

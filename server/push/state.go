@@ -1,6 +1,8 @@
 package push
 
 import (
+	"github.com/nacosd/nacosd/compat"
+
 	"math"
 	"sort"
 	"strconv"
@@ -48,7 +50,7 @@ func (s *Service) State(detail, reset bool) State {
 		n := chmTableSize(16, s.pendingPeak)
 		items := make([]item, 0, len(s.pending))
 		for k, e := range s.pending {
-			items = append(items, item{bin: chmBin(javaHash(k.String()), n), e: e})
+			items = append(items, item{bin: chmBin(compat.JavaStringHash(k.String()), n), e: e})
 		}
 		sort.Slice(items, func(i, j int) bool {
 			if items[i].bin != items[j].bin {
@@ -94,9 +96,7 @@ func (s *Service) RenderState(st State, detail bool) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, '"')
-			b = appendJacksonEscaped(b, []byte(d))
-			b = append(b, '"')
+			b = compat.AppendJavaString(b, d)
 		}
 		b = append(b, ']')
 	}

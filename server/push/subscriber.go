@@ -1,12 +1,13 @@
 package push
 
 import (
+	"github.com/nacosd/nacosd/compat"
+
 	"net"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
-	"unicode/utf16"
 )
 
 // Subscriber is one UDP push target (Java PushClient), registered by
@@ -92,7 +93,7 @@ func (s *Service) Subscribe(sub Subscriber) {
 	ss := s.subs[sk]
 	if ss == nil {
 		s.seq++
-		ss = &serviceSubs{seq: s.seq, hash: javaHash(sk), m: make(map[subKey]*subEntry)}
+		ss = &serviceSubs{seq: s.seq, hash: compat.JavaStringHash(sk), m: make(map[subKey]*subEntry)}
 		s.subs[sk] = ss
 	}
 	if old, ok := ss.m[k]; ok {
@@ -101,7 +102,7 @@ func (s *Service) Subscribe(sub Subscriber) {
 	}
 	c.LastRef = now
 	s.seq++
-	ss.m[k] = &subEntry{sub: c, seq: s.seq, hash: javaHash(pushClientString(c))}
+	ss.m[k] = &subEntry{sub: c, seq: s.seq, hash: compat.JavaStringHash(pushClientString(c))}
 	ss.peak = max(ss.peak, len(ss.m))
 }
 
@@ -213,15 +214,6 @@ func pushClientString(c Subscriber) string {
 		addr = "/" + addr
 	}
 	return "serviceName: " + c.Service + ", clusters: " + c.Clusters + ", address: " + addr + ", agent: " + c.Agent
-}
-
-// javaHash is Java String.hashCode (over UTF-16 code units).
-func javaHash(s string) int32 {
-	var h int32
-	for _, u := range utf16.Encode([]rune(s)) {
-		h = 31*h + int32(u)
-	}
-	return h
 }
 
 // chmTableSize is the table size of a java.util.concurrent.ConcurrentHashMap
