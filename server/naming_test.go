@@ -240,3 +240,31 @@ func TestBeatExpiryRealTime(t *testing.T) {
 		return fmt.Errorf("statuses %s (seen unhealthy %v)", st, seenUnhealthy)
 	})
 }
+
+func TestStatusGateAndLimitedURLs(t *testing.T) {
+	n := servertest.Start(t, servertest.Config(t))
+	set := func(entry, value string) {
+		t.Helper()
+		if r := n.Do("PUT", "/nacos/v1/ns/operator/switches", url.Values{"entry": {entry}, "value": {value}}, nil, nil); r.Body != "ok" {
+			t.Fatalf("switch %s=%s: %d %s", entry, value, r.Status, r.Body)
+		}
+	}
+	set("limitedUrlMap", "/nacos/v1/ns/instance/list?serviceName=limited:429")
+	if r := n.Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {"limited"}}, nil, nil); r.Status != 429 || r.Body != "" {
+		t.Fatalf("limited url: %d %q", r.Status, r.Body)
+	}
+	set("overriddenServerStatus", "WRITE_ONLY")
+	if r := n.Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {"x"}}, nil, nil); r.Status != 503 || r.Body != "server is WRITE_ONLYnow, please try again later!" {
+		t.Fatalf("read while WRITE_ONLY: %d %q", r.Status, r.Body)
+	}
+	if r := n.Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {"x"}}, nil, map[string]string{"User-Agent": "Nacos-Server:1.4.8"}); r.Status != 200 {
+		t.Fatalf("server agent passes the gate: %d %q", r.Status, r.Body)
+	}
+	if r := n.Do("GET", "/nacos/v1/ns/operator/metrics", nil, nil, nil); r.Status != 503 {
+		t.Fatalf("metrics while WRITE_ONLY: %d", r.Status)
+	}
+	set("overriddenServerStatus", "null") // clears it
+	if r := n.Do("GET", "/nacos/v1/ns/operator/metrics", nil, nil, nil); r.Status != 200 || !strings.HasPrefix(r.Body, `{"status":"UP",`) {
+		t.Fatalf("metrics after clearing: %d %s", r.Status, r.Body)
+	}
+}

@@ -278,7 +278,14 @@ func (s *Server) Close() error {
 	return errors.Join(errs...)
 }
 
+// status is ServerStatusManager: the overriddenServerStatus switch when
+// set, else UP while the CP store has a leader.
 func (s *Server) status() string {
+	if s.registry != nil {
+		if o := s.registry.Switches().OverriddenServerStatus; o != nil && *o != "" {
+			return *o
+		}
+	}
 	if s.store != nil && s.store.IsLeader() {
 		return "UP"
 	}

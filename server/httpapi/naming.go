@@ -38,7 +38,7 @@ type namingHandlers struct{ NamingDeps }
 // DistroFilter does (naming-v1.md §1.2, §1.3).
 func MountNaming(r fiber.Router, d NamingDeps) {
 	h := &namingHandlers{d}
-	ns := r.Group("/v1/ns")
+	ns := r.Group("/v1/ns", h.trafficRevise)
 	for _, base := range []string{"/instance", "/api"} {
 		ns.Post(base, h.register)
 		ns.Delete(base, h.deregister)
@@ -85,6 +85,28 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 		ns.Put(base+"/log", h.putLog)
 	}
 	ns.All("/*", noSuchAPI)
+}
+
+// trafficRevise is TrafficReviseFilter (naming-v1.md §1.2): the
+// limitedUrlMap switch, then the server-status gate.
+func (h *namingHandlers) trafficRevise(c *fiber.Ctx) error {
+	if lm := h.Registry.Switches().LimitedURLMap; len(lm.Keys) > 0 {
+		uri := string(c.Request().URI().Path()) + "?" + string(c.Request().URI().QueryString())
+		for _, k := range lm.Keys {
+			if strings.HasPrefix(uri, k) {
+				c.Status(lm.Values[k])
+				return nil
+			}
+		}
+	}
+	status := h.Status()
+	switch {
+	case status == "UP", strings.HasPrefix(userAgent(c), "Nacos-Server"),
+		status == "WRITE_ONLY" && c.Method() != fiber.MethodGet,
+		status == "READ_ONLY" && c.Method() == fiber.MethodGet:
+		return c.Next()
+	}
+	return c.Status(fiber.StatusServiceUnavailable).SendString("server is " + status + "now, please try again later!")
 }
 
 func noSuchAPI(c *fiber.Ctx) error {
