@@ -1,0 +1,156 @@
+package config
+
+import (
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/nacosd/nacosd/compat"
+)
+
+// Buckets the config service keeps in raftstore. Names and record encodings
+// live on disk: never rename a bucket, only add record versions.
+const (
+	BucketInfo    = "cfg.info"    // groupKey → Info (config_info + config_tags_relation)
+	BucketBeta    = "cfg.beta"    // groupKey → Beta (config_info_beta)
+	BucketTag     = "cfg.tag"     // groupKey NUL tag → Tag (config_info_tag)
+	BucketHistory = "cfg.history" // groupKey NUL nid(20 digits) → History (his_config_info)
+	BucketMeta    = "cfg.meta"    // "nid" → last history nid (decimal)
+	BucketTenant  = "ns.tenant"   // namespace id → Tenant (tenant_info)
+
+	metaNidKey = "nid"
+)
+
+// recordV1 prefixes every stored record: one version byte, then JSON.
+const recordV1 byte = 1
+
+// Info is a main config (config_info row plus its tag relations).
+type Info struct {
+	ID       int64   `json:"id"`
+	DataID   string  `json:"dataId"`
+	Group    string  `json:"group"`
+	Tenant   string  `json:"tenant,omitempty"`
+	AppName  string  `json:"appName,omitempty"`
+	Content  string  `json:"content"`
+	MD5      string  `json:"md5"`
+	Created  int64   `json:"created"`
+	Modified int64   `json:"modified"`
+	SrcUser  *string `json:"srcUser,omitempty"`
+	SrcIP    string  `json:"srcIp,omitempty"`
+	Desc     *string `json:"desc,omitempty"`
+	Use      *string `json:"use,omitempty"`
+	Effect   *string `json:"effect,omitempty"`
+	Type     string  `json:"type,omitempty"`
+	Schema   *string `json:"schema,omitempty"`
+	// Tags are the config_tags relation rows (tag names, in insert order).
+	Tags []string `json:"tags,omitempty"`
+}
+
+// Beta is a gray release of a config (config_info_beta).
+type Beta struct {
+	ID       int64  `json:"id"`
+	DataID   string `json:"dataId"`
+	Group    string `json:"group"`
+	Tenant   string `json:"tenant,omitempty"`
+	AppName  string `json:"appName,omitempty"`
+	Content  string `json:"content"`
+	MD5      string `json:"md5"`
+	BetaIps  string `json:"betaIps"`
+	Created  int64  `json:"created"`
+	Modified int64  `json:"modified"`
+	SrcIP    string `json:"srcIp,omitempty"`
+}
+
+// Tag is a tag variant of a config (config_info_tag).
+type Tag struct {
+	ID       int64  `json:"id"`
+	DataID   string `json:"dataId"`
+	Group    string `json:"group"`
+	Tenant   string `json:"tenant,omitempty"`
+	Tag      string `json:"tag"`
+	AppName  string `json:"appName,omitempty"`
+	Content  string `json:"content"`
+	MD5      string `json:"md5"`
+	Created  int64  `json:"created"`
+	Modified int64  `json:"modified"`
+	SrcIP    string `json:"srcIp,omitempty"`
+}
+
+// History is a his_config_info row.
+type History struct {
+	Nid      int64   `json:"nid"`
+	ID       int64   `json:"id"` // config id (U, D) or a fresh id (I)
+	DataID   string  `json:"dataId"`
+	Group    string  `json:"group"`
+	Tenant   string  `json:"tenant,omitempty"`
+	AppName  string  `json:"appName,omitempty"`
+	Content  string  `json:"content"`
+	MD5      string  `json:"md5"`
+	SrcUser  *string `json:"srcUser,omitempty"`
+	SrcIP    string  `json:"srcIp,omitempty"`
+	Op       string  `json:"op"` // I, U, D
+	Modified int64   `json:"modified"`
+}
+
+// Tenant is a namespace (tenant_info).
+type Tenant struct {
+	ID       string  `json:"id"`
+	Name     string  `json:"name"`
+	Desc     *string `json:"desc,omitempty"`
+	Source   string  `json:"source"`
+	Created  int64   `json:"created"`
+	Modified int64   `json:"modified"`
+}
+
+func encode(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil { // only plain fields: cannot fail
+		panic(fmt.Sprintf("config: encode %T: %v", v, err))
+	}
+	return append([]byte{recordV1}, b...)
+}
+
+func decode(b []byte, v any) error {
+	if len(b) == 0 || b[0] != recordV1 {
+		return fmt.Errorf("config: decode %T: unknown record version", v)
+	}
+	if err := json.Unmarshal(b[1:], v); err != nil {
+		return fmt.Errorf("config: decode %T: %w", v, err)
+	}
+	return nil
+}
+
+// MD5Hex is the md5 of the UTF-8 content as 32 lower-case hex digits.
+func MD5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+func tagKey(groupKey, tag string) string { return groupKey + "\x00" + tag }
+
+func historyKey(groupKey string, nid int64) string {
+	return groupKey + "\x00" + fmt.Sprintf("%020d", nid)
+}
+
+// splitNulKey splits "groupKey NUL suffix".
+func splitNulKey(k string) (string, string, bool) {
+	i := strings.LastIndexByte(k, 0)
+	if i < 0 {
+		return "", "", false
+	}
+	return k[:i], k[i+1:], true
+}
+
+func historyNid(k string) (int64, bool) {
+	_, s, ok := splitNulKey(k)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil
+}
+
+func groupKeyOf(dataID, group, tenant string) string { return compat.GroupKey(dataID, group, tenant) }

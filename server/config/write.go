@@ -1,0 +1,257 @@
+package config
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/raftstore"
+)
+
+// PublishRequest is POST /v1/cs/configs (config-v1.md §3.2). Validation is
+// done by the caller (CheckPublish); nil pointers are absent parameters.
+type PublishRequest struct {
+	DataID, Group, Tenant, Content string
+	// Tag non-blank (and no BetaIps) publishes a tag variant.
+	Tag string
+	// BetaIps non-blank publishes a beta variant.
+	BetaIps string
+	AppName *string
+	SrcUser *string
+	SrcIP   string
+	// ConfigTags, Desc, Use, Effect, Schema are the advance fields.
+	ConfigTags, Desc, Use, Effect, Schema *string
+	// Type is already normalised (compat.NormalizeConfigType).
+	Type string
+}
+
+// CheckPublish validates a publish in Java's order: tenant, dataId/group/
+// content, tag, advance fields.
+func (s *Service) CheckPublish(r *PublishRequest) error {
+	if err := compat.CheckTenant(r.Tenant); err != nil {
+		return err
+	}
+	if err := compat.CheckConfigParams(r.DataID, r.Group, r.Content, s.cfg.MaxContent); err != nil {
+		return err
+	}
+	if err := compat.CheckTag(r.Tag); err != nil {
+		return err
+	}
+	typ := r.Type
+	return compat.CheckAdvance(compat.ConfigAdvance{ConfigTags: r.ConfigTags, Desc: r.Desc, Use: r.Use, Effect: r.Effect, Type: &typ, Schema: r.Schema})
+}
+
+// Publish stores a config (main, tag or beta variant) and returns once the
+// write is committed. It does not validate (see CheckPublish).
+func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
+	gk := groupKeyOf(r.DataID, r.Group, r.Tenant)
+	switch {
+	case !compat.JavaIsBlank(r.BetaIps):
+		return s.publishBeta(ctx, gk, r)
+	case !compat.JavaIsBlank(r.Tag):
+		return s.publishTag(ctx, gk, r)
+	}
+	return s.apply(ctx, func() (raftstore.Batch, bool) {
+		now := s.nowMs()
+		old, exists := s.store.Get(BucketInfo, gk)
+		var prev Info
+		if exists {
+			if err := decode(old.Value, &prev); err != nil {
+				s.log.Error("overwriting undecodable config", "key", gk, "err", err)
+				exists = false
+			}
+		}
+		md5 := MD5Hex(r.Content)
+		in := Info{DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, Content: r.Content, MD5: md5,
+			Modified: now, SrcUser: r.SrcUser, SrcIP: r.SrcIP, Desc: r.Desc, Use: r.Use, Effect: r.Effect,
+			Type: r.Type, Schema: r.Schema}
+		var b raftstore.Batch
+		nid := s.ids.nextNid()
+		h := History{Nid: nid, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, SrcUser: r.SrcUser, SrcIP: r.SrcIP, Modified: now}
+		if exists {
+			in.ID, in.Created = prev.ID, prev.Created
+			in.AppName = prev.AppName
+			if r.AppName != nil {
+				in.AppName = *r.AppName
+			}
+			in.Tags = prev.Tags
+			if r.ConfigTags != nil {
+				in.Tags = splitTags(*r.ConfigTags)
+			}
+			h.ID, h.AppName, h.Content, h.MD5, h.Op = prev.ID, prev.AppName, prev.Content, prev.MD5, "U"
+			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketInfo, Key: gk, Rev: old.Rev})
+		} else {
+			in.ID, in.Created = s.ids.nextID(now), now
+			if r.AppName != nil {
+				in.AppName = *r.AppName
+			}
+			if r.ConfigTags != nil {
+				in.Tags = splitTags(*r.ConfigTags)
+			}
+			h.ID, h.AppName, h.Content, h.MD5, h.Op = s.ids.nextID(now), in.AppName, in.Content, in.MD5, "I"
+			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketInfo, Key: gk})
+		}
+		b.Ops = append(b.Ops,
+			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)},
+			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: historyKey(gk, nid), Value: encode(&h)},
+			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
+		return b, true
+	})
+}
+
+// splitTags is addConfigTagsRelation's input: blank → none, else split on ','.
+func splitTags(s string) []string {
+	if compat.JavaIsBlank(s) {
+		return nil
+	}
+	return compat.JavaSplit(s, ",")
+}
+
+func (s *Service) publishBeta(ctx context.Context, gk string, r PublishRequest) error {
+	return s.apply(ctx, func() (raftstore.Batch, bool) {
+		now := s.nowMs()
+		b := Beta{DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, Content: r.Content, MD5: MD5Hex(r.Content),
+			BetaIps: r.BetaIps, Modified: now, SrcIP: r.SrcIP}
+		if r.AppName != nil {
+			b.AppName = *r.AppName
+		}
+		var cond raftstore.Cond
+		if old, ok := s.store.Get(BucketBeta, gk); ok {
+			var prev Beta
+			if decode(old.Value, &prev) == nil {
+				b.ID, b.Created = prev.ID, prev.Created
+				if r.AppName == nil {
+					b.AppName = prev.AppName
+				}
+			}
+			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketBeta, Key: gk, Rev: old.Rev}
+		} else {
+			b.ID, b.Created = s.ids.nextID(now), now
+			cond = raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketBeta, Key: gk}
+		}
+		return raftstore.Batch{Conds: []raftstore.Cond{cond},
+			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketBeta, Key: gk, Value: encode(&b)}}}, true
+	})
+}
+
+func (s *Service) publishTag(ctx context.Context, gk string, r PublishRequest) error {
+	key := tagKey(gk, r.Tag)
+	return s.apply(ctx, func() (raftstore.Batch, bool) {
+		now := s.nowMs()
+		t := Tag{DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, Tag: r.Tag, Content: r.Content,
+			MD5: MD5Hex(r.Content), Modified: now, SrcIP: r.SrcIP}
+		if r.AppName != nil {
+			t.AppName = *r.AppName
+		}
+		var cond raftstore.Cond
+		if old, ok := s.store.Get(BucketTag, key); ok {
+			var prev Tag
+			if decode(old.Value, &prev) == nil {
+				t.ID, t.Created = prev.ID, prev.Created
+				if r.AppName == nil {
+					t.AppName = prev.AppName
+				}
+			}
+			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketTag, Key: key, Rev: old.Rev}
+		} else {
+			t.ID, t.Created = s.ids.nextID(now), now
+			cond = raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketTag, Key: key}
+		}
+		return raftstore.Batch{Conds: []raftstore.Cond{cond},
+			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketTag, Key: key, Value: encode(&t)}}}, true
+	})
+}
+
+// DeleteRequest is DELETE /v1/cs/configs.
+type DeleteRequest struct {
+	DataID, Group, Tenant, Tag string
+	SrcUser                    *string
+	SrcIP                      string
+}
+
+// Delete removes the main config (writing a D history row) or, with Tag, the
+// tag variant. Deleting something absent succeeds.
+func (s *Service) Delete(ctx context.Context, r DeleteRequest) error {
+	gk := groupKeyOf(r.DataID, r.Group, r.Tenant)
+	if !compat.JavaIsBlank(r.Tag) {
+		return s.apply(ctx, func() (raftstore.Batch, bool) {
+			if _, ok := s.store.Get(BucketTag, tagKey(gk, r.Tag)); !ok {
+				return raftstore.Batch{}, false
+			}
+			return raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpDelete, Bucket: BucketTag, Key: tagKey(gk, r.Tag)}}}, true
+		})
+	}
+	return s.apply(ctx, func() (raftstore.Batch, bool) {
+		return s.deleteBatch(gk, r.SrcUser, r.SrcIP)
+	})
+}
+
+// deleteBatch builds the delete of one main config with its D history row;
+// false when it does not exist.
+func (s *Service) deleteBatch(gk string, srcUser *string, srcIP string) (raftstore.Batch, bool) {
+	old, ok := s.store.Get(BucketInfo, gk)
+	if !ok {
+		return raftstore.Batch{}, false
+	}
+	var b raftstore.Batch
+	s.appendDelete(&b, gk, old, srcUser, srcIP)
+	return b, true
+}
+
+func (s *Service) appendDelete(b *raftstore.Batch, gk string, old raftstore.Record, srcUser *string, srcIP string) {
+	var prev Info
+	if err := decode(old.Value, &prev); err != nil {
+		s.log.Error("deleting undecodable config", "key", gk, "err", err)
+	}
+	nid := s.ids.nextNid()
+	h := History{Nid: nid, ID: prev.ID, DataID: prev.DataID, Group: prev.Group, Tenant: prev.Tenant, AppName: prev.AppName,
+		Content: prev.Content, MD5: prev.MD5, SrcUser: srcUser, SrcIP: srcIP, Op: "D", Modified: s.nowMs()}
+	b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketInfo, Key: gk, Rev: old.Rev})
+	b.Ops = append(b.Ops,
+		raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketInfo, Key: gk},
+		raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: historyKey(gk, nid), Value: encode(&h)},
+		raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
+}
+
+// DeleteByIDs removes the main configs with these ids (unknown ids are
+// ignored) in one atomic batch, each with a D history row.
+func (s *Service) DeleteByIDs(ctx context.Context, ids []int64, srcIP string) error {
+	return s.apply(ctx, func() (raftstore.Batch, bool) {
+		var b raftstore.Batch
+		seen := map[string]bool{}
+		for _, id := range ids {
+			s.mu.RLock()
+			gk, ok := s.byID[id]
+			s.mu.RUnlock()
+			if !ok || seen[gk] {
+				continue
+			}
+			seen[gk] = true
+			old, ok := s.store.Get(BucketInfo, gk)
+			if !ok {
+				continue
+			}
+			s.appendDelete(&b, gk, old, nil, srcIP)
+		}
+		return b, len(b.Ops) > 0
+	})
+}
+
+// StopBeta removes the beta variant.
+func (s *Service) StopBeta(ctx context.Context, dataID, group, tenant string) error {
+	gk := groupKeyOf(dataID, group, tenant)
+	return s.apply(ctx, func() (raftstore.Batch, bool) {
+		if _, ok := s.store.Get(BucketBeta, gk); !ok {
+			return raftstore.Batch{}, false
+		}
+		return raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpDelete, Bucket: BucketBeta, Key: gk}}}, true
+	})
+}
+
+// Exists reports whether a main config exists.
+func (s *Service) Exists(dataID, group, tenant string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	it := s.items[groupKeyOf(dataID, group, tenant)]
+	return it != nil && it.info != nil
+}
