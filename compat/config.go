@@ -400,7 +400,7 @@ func JavaURLDecode(s string) (string, error) {
 				h, ok1 := unhex(s[i+1])
 				l, ok2 := unhex(s[i+2])
 				if !ok1 || !ok2 {
-					return "", errors.New("URLDecoder: Illegal hex characters in escape (%) pattern")
+					return "", errors.New(`URLDecoder: Illegal hex characters in escape (%) pattern - For input string: "` + s[i+1:i+3] + `"`)
 				}
 				buf = append(buf, h<<4|l)
 				i += 3

@@ -22,7 +22,7 @@ func appendClusterFull(w *compat.JSON, grouped string, c ClusterMeta, empty bool
 func (r *Registry) CatalogService(ns, grouped string) ([]byte, error) {
 	s := r.service(ns, grouped)
 	if s == nil {
-		return nil, compat.ServerError("service " + grouped + " is not found!")
+		return nil, compat.ErrServiceIsNotFound(grouped)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -43,7 +43,7 @@ func (r *Registry) CatalogService(ns, grouped string) ([]byte, error) {
 func (r *Registry) CatalogInstances(ns, grouped, cluster string, pageNo, pageSize int) ([]byte, error) {
 	s := r.service(ns, grouped)
 	if s == nil {
-		return nil, compat.ServerError("service " + grouped + " is not found!")
+		return nil, compat.ErrServiceIsNotFound(grouped)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

@@ -102,7 +102,7 @@ const maxRenderEntries = 16
 
 func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
 	s := r.service(q.NamespaceID, q.ServiceName)
-	if s == nil || q.IsCheck {
+	if s == nil || q.IsCheck { // isCheck bodies depend on emptiness: not cached
 		return r.renderFull(q, cacheMillis)
 	}
 	key := renderKey{clusters: q.Clusters, env: q.Env, healthyOnly: q.HealthyOnly, grouped: GroupedForAgent(q.Agent), cacheMillis: cacheMillis}
@@ -147,31 +147,23 @@ func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 	s := r.service(q.NamespaceID, q.ServiceName)
 	w := compat.NewJSON(512)
 	if s == nil {
-		w.BeginObject().Key("name").Str(q.ServiceName).Key("clusters").Str(q.Clusters).
-			Key("cacheMillis").Int(cacheMillis).Key("hosts").BeginArray().EndArray().EndObject()
+		compat.AppendAbsentServiceInfo(w, q.ServiceName, q.Clusters, cacheMillis)
 		return w.Bytes(), nil
 	}
 	s.mu.Lock() // checksum may be recomputed
 	defer s.mu.Unlock()
 	if !s.meta.Enabled {
-		return nil, compat.ServerError("service is disabled now.")
+		return nil, compat.ErrServiceDisabled()
 	}
 	ips := s.instancesOf(splitClusters(q.Clusters))
-	grouped := GroupedForAgent(q.Agent)
-	dom := q.ServiceName
-	if !grouped {
-		dom = BareName(q.ServiceName)
+	if q.IsCheck && len(ips) > 0 { // Java answers an empty list before looking at isCheck
+		return []byte("{}"), nil
 	}
-	now := r.nowMillis()
-	if len(ips) == 0 {
-		if q.IsCheck {
-			return []byte("{}"), nil
-		}
-		w.BeginObject().Key("dom").Str(dom).Key("name").Str(q.ServiceName).Key("cacheMillis").Int(cacheMillis).
-			Key("lastRefTime").Int(now).Key("checksum").Str(s.checksumLocked()).Key("useSpecifiedURL").Bool(false).
-			Key("clusters").Str(q.Clusters).Key("env").Str(q.Env).Key("hosts").BeginArray().EndArray().Key("metadata")
-		appendStrMap(w, s.meta.Metadata)
-		return w.EndObject().Bytes(), nil
+	grouped := GroupedForAgent(q.Agent)
+	si := compat.ServiceInfo{Dom: q.ServiceName, Name: q.ServiceName, CacheMillis: cacheMillis, LastRefTime: r.nowMillis(),
+		Checksum: s.checksumLocked(), Clusters: q.Clusters, Env: q.Env, Metadata: s.meta.Metadata}
+	if !grouped {
+		si.Dom = BareName(q.ServiceName)
 	}
 	var healthy, unhealthy []*Instance
 	for _, in := range ips {
@@ -181,14 +173,10 @@ func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 			unhealthy = append(unhealthy, in)
 		}
 	}
-	if float32(len(healthy))/float32(len(ips)) <= s.meta.ProtectThreshold {
+	if len(ips) > 0 && float32(len(healthy))/float32(len(ips)) <= s.meta.ProtectThreshold {
 		healthy = append(healthy, unhealthy...)
 		unhealthy = nil
 	}
-	if q.IsCheck {
-		return []byte("{}"), nil
-	}
-	w.BeginObject().Key("hosts").BeginArray()
 	emit := func(list []*Instance, valid bool) {
 		for _, in := range list {
 			if !in.Enabled {
@@ -198,26 +186,19 @@ func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 			if !grouped {
 				sn = BareName(sn)
 			}
-			w.BeginObject().Key("ip").Str(in.IP).Key("port").Int(int64(in.Port)).Key("valid").Bool(valid).
-				Key("healthy").Bool(valid).Key("marked").Bool(in.Marked).Key("instanceId").Str(in.InstanceID).Key("metadata")
-			if in.Metadata == nil {
-				w.Null()
-			} else {
-				appendStrMap(w, in.Metadata)
-			}
-			w.Key("enabled").Bool(in.Enabled).Key("weight").Double(in.Weight).Key("clusterName").Str(in.ClusterName).
-				Key("serviceName").Str(sn).Key("ephemeral").Bool(in.Ephemeral).EndObject()
+			si.Hosts = append(si.Hosts, compat.Host{IP: in.IP, Port: in.Port, Valid: valid, Marked: in.Marked, InstanceID: in.InstanceID,
+				Metadata: in.Metadata, Enabled: in.Enabled, Weight: in.Weight, ClusterName: in.ClusterName, ServiceName: sn, Ephemeral: in.Ephemeral})
 		}
 	}
 	emit(healthy, true)
 	if !q.HealthyOnly {
 		emit(unhealthy, false)
 	}
-	w.EndArray().Key("dom").Str(dom).Key("name").Str(q.ServiceName).Key("cacheMillis").Int(cacheMillis).
-		Key("lastRefTime").Int(now).Key("checksum").Str(s.checksumLocked()).Key("useSpecifiedURL").Bool(false).
-		Key("clusters").Str(q.Clusters).Key("env").Str(q.Env).Key("metadata")
-	appendStrMap(w, s.meta.Metadata)
-	return w.EndObject().Bytes(), nil
+	if len(ips) > 0 && si.Hosts == nil {
+		si.Hosts = []compat.Host{} // all disabled or unhealthy: hosts stays first
+	}
+	compat.AppendServiceInfo(w, si)
+	return w.Bytes(), nil
 }
 
 // instancesOf returns the instances of the named clusters (all when none),

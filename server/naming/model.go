@@ -140,9 +140,7 @@ func (in *Instance) AppendJSON(w *compat.JSON) {
 }
 
 // appendStrMap writes a HashMap<String,String> in Java iteration order.
-func appendStrMap(w *compat.JSON, m map[string]string) {
-	w.StrMap(compat.JavaHashMapKeys(m), m, false)
-}
+func appendStrMap(w *compat.JSON, m map[string]string) { compat.AppendStringMap(w, m) }
 
 // HealthChecker is a cluster's health-check configuration (§2.5).
 type HealthChecker struct {

@@ -51,10 +51,10 @@ func javaSplit(s, sep string) []string {
 func CheckServiceNameFormat(s string) error {
 	parts := javaSplit(s, GroupSeparator)
 	if len(parts) <= 1 {
-		return compat.IllegalArgument("Param 'serviceName' is illegal, it should be format as 'groupName@@serviceName'")
+		return compat.ErrServiceNameFormat()
 	}
 	if parts[0] == "" {
-		return compat.IllegalArgument("Param 'serviceName' is illegal, groupName can't be empty")
+		return compat.ErrEmptyGroup()
 	}
 	return nil
 }

@@ -23,7 +23,7 @@ func ParseMetadata(raw string) (map[string]string, error) {
 	for _, item := range strings.Split(raw, ",") {
 		kv := strings.Split(item, "=")
 		if len(kv) != 2 {
-			return nil, compat.ServerError("metadata format incorrect:" + raw)
+			return nil, compat.ErrMetadataFormat(raw)
 		}
 		m[kv[0]] = kv[1]
 	}

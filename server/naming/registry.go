@@ -465,7 +465,7 @@ func (r *Registry) Patch(ctx context.Context, p PatchForm) error {
 func (r *Registry) Detail(ns, grouped, cluster, ip string, port int) ([]byte, error) {
 	s := r.service(ns, grouped)
 	if s == nil {
-		return nil, compat.ServerError("no service " + grouped + " found!")
+		return nil, compat.ErrNoService(grouped)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -478,43 +478,19 @@ func (r *Registry) Detail(ns, grouped, cluster, ip string, port int) ([]byte, er
 		}
 	}
 	if len(inCluster) == 0 {
-		return nil, compat.ServerError("no ips found for cluster " + cluster + " in service " + grouped)
+		return nil, compat.ErrNoIPsInCluster(cluster, grouped)
 	}
 	for _, o := range inCluster {
 		if o.IP == ip && o.Port == port {
-			w := compat.NewJSON(256)
-			w.BeginObject().Key("service").Str(grouped).Key("ip").Str(o.IP).Key("port").Int(int64(o.Port)).
-				Key("clusterName").Str(o.ClusterName).Key("weight").Double(o.Weight).Key("healthy").Bool(o.Healthy).
-				Key("instanceId").Str(o.InstanceID).Key("metadata")
-			if o.Metadata == nil {
-				w.Null()
-			} else {
-				appendStrMap(w, o.Metadata)
-			}
-			w.EndObject()
-			return w.Bytes(), nil
+			return compat.InstanceDetail{Service: grouped, IP: o.IP, Port: o.Port, ClusterName: o.ClusterName, Weight: o.Weight,
+				Healthy: o.Healthy, InstanceID: o.InstanceID, Metadata: o.Metadata}.JSON(), nil
 		}
 	}
-	return nil, compat.ServerError("no matched ip found!")
+	return nil, compat.ErrNoMatchedIP()
 }
 
 // BeatResult is the answer to a beat.
-type BeatResult struct {
-	ClientBeatInterval int64
-	Code               int
-	LightBeatEnabled   bool
-}
-
-// JSON renders {"clientBeatInterval":5000,"code":10200,"lightBeatEnabled":true}
-// or, for code 20404, without lightBeatEnabled.
-func (b BeatResult) JSON() []byte {
-	w := compat.NewJSON(80)
-	w.BeginObject().Key("clientBeatInterval").Int(b.ClientBeatInterval).Key("code").Int(int64(b.Code))
-	if b.Code == 10200 {
-		w.Key("lightBeatEnabled").Bool(b.LightBeatEnabled)
-	}
-	return w.EndObject().Bytes()
-}
+type BeatResult = compat.BeatResult
 
 // BeatForm is a parsed PUT /instance/beat.
 type BeatForm struct {
@@ -540,7 +516,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	in := r.findInstance(f.NamespaceID, f.ServiceName, cluster, ip, port)
 	if in == nil {
 		if f.Beat == nil {
-			res.Code = 20404
+			res.Code = compat.BeatNotFound
 			return res, nil
 		}
 		eph := true
@@ -555,7 +531,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	}
 	s := r.service(f.NamespaceID, f.ServiceName)
 	if s == nil {
-		return res, compat.ServerError("service not found: " + f.ServiceName + "@" + f.NamespaceID)
+		return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
 	}
 	now := r.nowMillis()
 	recovered := false
@@ -585,7 +561,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 		r.log.Info("instance recovered by beat", "service", f.ServiceName, "ip", ip, "port", port)
 		r.changed(f.NamespaceID, f.ServiceName)
 	}
-	res.Code = 10200
+	res.Code = compat.BeatOK
 	if hasInterval {
 		res.ClientBeatInterval = interval
 	}

@@ -115,7 +115,7 @@ func sortStrings(s []string) []string { sort.Strings(s); return s }
 func (r *Registry) GetService(ns, grouped string) ([]byte, error) {
 	s := r.service(ns, grouped)
 	if s == nil {
-		return nil, compat.ServerError("service " + grouped + " is not found!")
+		return nil, compat.ErrServiceIsNotFound(grouped)
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()

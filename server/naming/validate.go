@@ -60,11 +60,11 @@ func (r *rules) check(s any) error {
 	val, _ := fe.Value().(string)
 	switch fe.Tag() {
 	case "nacos_weight":
-		return compat.ServerError("instance format invalid: The weights range from 0.0 to 10000.0")
+		return compat.ErrWeightRange()
 	case "nacos_cluster":
-		return compat.IllegalArgument("cluster name can only have these characters: 0-9a-zA-Z-, current: " + val)
+		return compat.ErrClusterName(val)
 	case "nacos_service":
-		return compat.IllegalArgument("dom name can only have these characters: 0-9a-zA-Z-._:, current: " + val)
+		return compat.ErrServiceName(val)
 	}
 	return compat.ServerError(fe.Error())
 }
