@@ -120,6 +120,7 @@ type Service struct {
 	lastModified  int64
 	renders       map[renderKey]renderEntry // instance/list bodies by query shape, cleared by touch
 	version       uint64                    // incremented by touch
+	removed       bool                      // dropped from the registry; writers must look it up again
 	checksum      string
 	dirty         bool
 	finalizeCount int
@@ -264,11 +265,10 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 			return nil
 		})
 	}
-	s, err := r.getOrCreate(f.NamespaceID, f.ServiceName)
+	s, err := r.lockLive(f.NamespaceID, f.ServiceName)
 	if err != nil {
 		return err
 	}
-	s.mu.Lock()
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
 		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
 	}
@@ -277,6 +277,22 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	s.mu.Unlock()
 	r.changed(f.NamespaceID, f.ServiceName)
 	return nil
+}
+
+// lockLive returns the service, created if needed, write-locked and not
+// removed (a service dropped concurrently is looked up again).
+func (r *Registry) lockLive(ns, grouped string) (*Service, error) {
+	for {
+		s, err := r.getOrCreate(ns, grouped)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		if !s.removed {
+			return s, nil
+		}
+		s.mu.Unlock()
+	}
 }
 
 // addInstance puts in into list (keyed by DatumKey) applying the instance-ID
@@ -662,13 +678,16 @@ func (r *Registry) CleanEmptyServices() {
 		s.mu.Lock()
 		empty := len(s.ephemeral) == 0 && len(s.persistent) == 0
 		remove := false
-		if empty {
-			s.finalizeCount++
+		if empty { // Java compares before incrementing: removed at the 5th empty check
 			remove = s.finalizeCount > 3
+			s.finalizeCount++
 		} else {
 			s.finalizeCount = 0
 		}
 		persisted := s.persisted
+		if remove && !persisted {
+			s.removed = true // decided under the lock that saw it empty: no register can slip in
+		}
 		s.mu.Unlock()
 		if !remove {
 			continue
@@ -688,6 +707,9 @@ func (r *Registry) CleanEmptyServices() {
 
 // dropService removes a local (not persisted) service if it is still s.
 func (r *Registry) dropService(ns, name string, s *Service) {
+	s.mu.Lock()
+	s.removed = true
+	s.mu.Unlock()
 	r.mu.Lock()
 	if r.namespaces[ns][name] == s {
 		delete(r.namespaces[ns], name)

@@ -353,3 +353,40 @@ func TestValidationErrors(t *testing.T) {
 		t.Fatalf("a rejected register left an instance")
 	}
 }
+
+func TestEmptyServiceCleanAndConcurrentRegister(t *testing.T) {
+	e := newEnv(t)
+	svc := "DEFAULT_GROUP@@empty"
+	e.register(svc, "10.0.0.1", 1, nil)
+	if err := e.reg.Deregister(context.Background(), InstanceForm{NamespaceID: DefaultNamespace, ServiceName: svc, Instance: Instance{IP: "10.0.0.1", Port: 1, ClusterName: DefaultCluster, Ephemeral: true}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 4; i++ { // 4 empty checks: not yet (count > 3 needed)
+		e.reg.CleanEmptyServices()
+	}
+	if !e.reg.HasService(DefaultNamespace, svc) {
+		t.Fatal("removed after 4 checks")
+	}
+	e.reg.CleanEmptyServices()
+	if e.reg.HasService(DefaultNamespace, svc) {
+		t.Fatal("still there after the 5th empty check")
+	}
+	// a register racing with the clean never lands in a dropped service
+	for i := 0; i < 50; i++ {
+		done := make(chan struct{})
+		go func() {
+			for j := 0; j < 5; j++ {
+				e.reg.CleanEmptyServices()
+			}
+			close(done)
+		}()
+		e.register("DEFAULT_GROUP@@race", "10.0.0.2", i+1, nil)
+		<-done
+		if r := e.list(ListQuery{ServiceName: "DEFAULT_GROUP@@race"}); len(r.Hosts) == 0 {
+			t.Fatalf("round %d: registered instance lost", i)
+		}
+		if err := e.reg.Deregister(context.Background(), InstanceForm{NamespaceID: DefaultNamespace, ServiceName: "DEFAULT_GROUP@@race", Instance: Instance{IP: "10.0.0.2", Port: i + 1, ClusterName: DefaultCluster, Ephemeral: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
