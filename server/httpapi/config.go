@@ -1,0 +1,592 @@
+package httpapi
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/config"
+)
+
+// MountConfig registers the config API (/v1/cs/*, config-v1.md) and the
+// console namespaces (/v1/console/namespaces) on r, the context-path group.
+func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
+	h := &configHandlers{s: s, log: log}
+	w := h.wrap
+	r.Get("/v1/cs/configs", w(h.getDispatch))
+	r.Post("/v1/cs/configs", w(h.postDispatch))
+	r.Delete("/v1/cs/configs", w(h.deleteDispatch))
+	r.Get("/v1/cs/configs/catalog", w(h.catalog))
+	r.Post("/v1/cs/configs/listener", w(h.listen))
+	r.Get("/v1/cs/configs/listener", w(h.listeners))
+	r.Get("/v1/cs/history", w(h.historyDispatch))
+	r.Get("/v1/cs/history/previous", w(h.historyPrevious))
+	r.Get("/v1/cs/listener", w(h.listenerByIP))
+	r.Get("/v1/cs/communication/dataChange", w(h.dataChange))
+	r.Get("/v1/cs/communication/configWatchers", w(h.configWatchers))
+	r.Get("/v1/cs/communication/watcherConfigs", w(h.watcherConfigs))
+	r.Post("/v1/cs/ops/localCache", w(h.text200))
+	r.Put("/v1/cs/ops/log", w(h.text200))
+	r.Get("/v1/cs/health", w(h.health))
+	mountNamespaces(r, s, log)
+}
+
+type configHandlers struct {
+	s   *config.Service
+	log *slog.Logger
+}
+
+// wrap gives every /v1/cs response NacosWebFilter's
+// application/json;charset=UTF-8 (config-v1.md §0), also for errors.
+func (h *configHandlers) wrap(fn fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		c.Set(fiber.HeaderContentType, compat.ConfigContentTypeJSON)
+		err := fn(c)
+		if err == nil {
+			return nil
+		}
+		var ce *compat.Error
+		if errors.As(err, &ce) {
+			if ce.ContentType == "" {
+				cp := *ce
+				cp.ContentType = compat.ConfigContentTypeJSON
+				return &cp
+			}
+			return ce
+		}
+		h.log.Error("config request failed", "method", c.Method(), "path", c.Path(), "err", err)
+		return compat.ConfigServerError(err.Error())
+	}
+}
+
+// clientIP is RequestUtil.getRemoteIp (config-v1.md §0.2).
+func clientIP(c *fiber.Ctx) string {
+	if xff := c.Get("X-Forwarded-For"); !compat.JavaIsBlank(xff) {
+		first, _, _ := strings.Cut(xff, ",")
+		return compat.JavaTrim(first)
+	}
+	if xr := c.Get("X-Real-IP"); !compat.JavaIsBlank(xr) {
+		return strings.Clone(xr)
+	}
+	return c.Context().RemoteIP().String()
+}
+
+// opt is an optional Spring @RequestParam String without default: nil when
+// absent.
+func opt(p Params, name string) *string {
+	v, ok := p.Raw(name)
+	if !ok {
+		return nil
+	}
+	return &v
+}
+
+// srcUser is RequestUtil.getSrcUserName without a session: the username
+// parameter.
+func srcUser(p Params) *string { return opt(p, "username") }
+
+func sendCfgJSON(c *fiber.Ctx, body []byte) error {
+	c.Set(fiber.HeaderContentType, compat.ConfigContentTypeJSON)
+	return c.Send(body)
+}
+
+func param(p Params, name, value string) bool {
+	v, ok := p.Raw(name)
+	return ok && v == value
+}
+
+func (h *configHandlers) getDispatch(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	switch {
+	case param(p, "show", "all"):
+		return h.detail(c, p)
+	case param(p, "search", "accurate"):
+		return h.search(c, p, false)
+	case param(p, "search", "blur"):
+		return h.search(c, p, true)
+	case param(p, "beta", "true"):
+		return h.queryBeta(c, p)
+	case param(p, "export", "true"):
+		return h.export(c, p, false)
+	case param(p, "exportV2", "true"):
+		return h.export(c, p, true)
+	}
+	return h.get(c, p)
+}
+
+func (h *configHandlers) postDispatch(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	switch {
+	case param(p, "import", "true"):
+		return h.importConfigs(c, p)
+	case param(p, "clone", "true"):
+		return h.clone(c, p)
+	}
+	return h.publish(c, p)
+}
+
+func (h *configHandlers) deleteDispatch(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	switch {
+	case param(p, "delType", "ids"):
+		return h.deleteIDs(c, p)
+	case param(p, "beta", "true"):
+		return h.stopBeta(c, p)
+	}
+	return h.delete(c, p)
+}
+
+// required reads required @RequestParam Strings in order.
+func required(p Params, names ...string) ([]string, error) {
+	out := make([]string, len(names))
+	for i, n := range names {
+		v, err := p.SpringRequired(n)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// httpDate is the Last-Modified format (RFC 1123, GMT).
+func httpDate(ms int64) string {
+	return time.UnixMilli(ms).UTC().Format(http.TimeFormat)
+}
+
+func noCache(c *fiber.Ctx) {
+	c.Set("Pragma", "no-cache")
+	c.Set("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")
+	c.Set("Cache-Control", "no-cache,no-store")
+}
+
+// get is GET /v1/cs/configs (config-v1.md §3.1).
+func (h *configHandlers) get(c *fiber.Ctx, p Params) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	dataID, group := v[0], v[1]
+	tenant := p.Spring("tenant", "")
+	tag, _ := p.Raw("tag")
+	if err := compat.CheckTenant(tenant); err != nil {
+		return err
+	}
+	tenant = compat.ProcessNamespace(tenant)
+	if err := compat.CheckConfigParams(dataID, group, "content", 0); err != nil {
+		return err
+	}
+	if err := compat.CheckTag(tag); err != nil {
+		return err
+	}
+	r := h.s.Get(dataID, group, tenant, tag, c.Get("Vipserver-Tag"), clientIP(c))
+	if !r.Found {
+		return c.Status(fiber.StatusNotFound).SendString(compat.ConfigNotExist)
+	}
+	c.Set("Config-Type", r.Type)
+	c.Set(fiber.HeaderContentType, compat.ConfigContentType(r.Type))
+	if !r.Served {
+		return c.Status(fiber.StatusNotFound).SendString(compat.ConfigNotExist)
+	}
+	if r.Beta {
+		c.Set("isBeta", "true")
+	}
+	if r.AutoTag != "" {
+		c.Set("Vipserver-Tag", compat.JavaURLEncode(r.AutoTag))
+	}
+	c.Set("Content-MD5", r.MD5)
+	noCache(c)
+	c.Set("Last-Modified", httpDate(r.Modified))
+	return c.SendString(r.Content)
+}
+
+// publish is POST /v1/cs/configs (config-v1.md §3.2).
+func (h *configHandlers) publish(c *fiber.Ctx, p Params) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	tenant := p.Spring("tenant", "")
+	content, err := p.SpringRequired("content")
+	if err != nil {
+		return err
+	}
+	tag, _ := p.Raw("tag")
+	typ, _ := p.Raw("type")
+	r := config.PublishRequest{DataID: v[0], Group: v[1], Tenant: tenant, Content: content, Tag: tag,
+		BetaIps: c.Get("betaIps"), AppName: opt(p, "appName"), SrcUser: srcUser(p), SrcIP: clientIP(c),
+		ConfigTags: opt(p, "config_tags"), Desc: opt(p, "desc"), Use: opt(p, "use"), Effect: opt(p, "effect"),
+		Schema: opt(p, "schema"), Type: compat.NormalizeConfigType(typ)}
+	r.BetaIps = strings.Clone(r.BetaIps)
+	if err := h.s.CheckPublish(&r); err != nil {
+		return err
+	}
+	if err := h.s.Publish(c.UserContext(), r); err != nil {
+		return err
+	}
+	return sendCfgJSON(c, []byte("true"))
+}
+
+// delete is DELETE /v1/cs/configs (config-v1.md §3.3).
+func (h *configHandlers) delete(c *fiber.Ctx, p Params) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	tenant := p.Spring("tenant", "")
+	tag, _ := p.Raw("tag")
+	if err := compat.CheckTenant(tenant); err != nil {
+		return err
+	}
+	if err := compat.CheckConfigParams(v[0], v[1], "rm", 0); err != nil {
+		return err
+	}
+	if err := compat.CheckTag(tag); err != nil {
+		return err
+	}
+	if err := h.s.Delete(c.UserContext(), config.DeleteRequest{DataID: v[0], Group: v[1], Tenant: tenant, Tag: tag,
+		SrcUser: srcUser(p), SrcIP: clientIP(c)}); err != nil {
+		return err
+	}
+	return sendCfgJSON(c, []byte("true"))
+}
+
+// longList reads a List<Long> @RequestParam: every value, comma-split,
+// trimmed, empty elements dropped. present is false when absent.
+func longList(c *fiber.Ctx, name string) (ids []int64, present bool, err error) {
+	var raw [][]byte
+	raw = append(raw, c.Request().URI().QueryArgs().PeekMulti(name)...)
+	if !c.Request().Header.IsGet() {
+		raw = append(raw, c.Request().PostArgs().PeekMulti(name)...)
+	}
+	if len(raw) == 0 {
+		return nil, false, nil
+	}
+	for _, r := range raw {
+		for _, f := range strings.Split(string(r), ",") {
+			f = strings.TrimSpace(f)
+			if f == "" {
+				continue
+			}
+			n, perr := strconv.ParseInt(f, 10, 64)
+			if perr != nil {
+				return nil, true, compat.ConfigServerError(`Failed to convert value of type 'java.lang.String[]' to required type 'java.util.List'; nested exception is java.lang.NumberFormatException: For input string: "`+f+`"`,
+					`For input string: "`+f+`"`)
+			}
+			ids = append(ids, n)
+		}
+	}
+	return ids, true, nil
+}
+
+// deleteIDs is DELETE ?delType=ids (config-v1.md §3.4).
+func (h *configHandlers) deleteIDs(c *fiber.Ctx, p Params) error {
+	ids, present, err := longList(c, "ids")
+	if err != nil {
+		return err
+	}
+	if !present {
+		return compat.ConfigMissingParam("ids", "List")
+	}
+	if err := h.s.DeleteByIDs(c.UserContext(), ids, clientIP(c)); err != nil {
+		return err
+	}
+	return sendCfgJSON(c, compat.RestResultOK(func(w *compat.JSON) { w.Bool(true) }))
+}
+
+func strp(s string) *string { return &s }
+
+func emptyToNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// detail is GET ?show=all (config-v1.md §3.5).
+func (h *configHandlers) detail(c *fiber.Ctx, p Params) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	tenant := p.Spring("tenant", "")
+	if err := compat.CheckTenant(tenant); err != nil {
+		return err
+	}
+	if err := compat.CheckConfigParams(v[0], v[1], "content", 0); err != nil {
+		return err
+	}
+	in := h.s.Info(v[0], v[1], tenant)
+	if in == nil {
+		return c.SendStatus(fiber.StatusOK)
+	}
+	a := compat.ConfigAllInfo{ConfigInfo: infoJSON(in, true, true),
+		CreateTime: in.Modified, ModifyTime: in.Modified, CreateUser: in.SrcUser, CreateIP: emptyToNil(in.SrcIP),
+		Desc: in.Desc, Use: in.Use, Effect: in.Effect, Schema: in.Schema, ConfigTags: in.TagsJoined()}
+	w := compat.NewJSON(256 + len(in.Content))
+	a.AppendJSON(w)
+	return sendCfgJSON(c, w.Bytes())
+}
+
+func infoJSON(in *config.Info, md5, typ bool) compat.ConfigInfo {
+	ci := compat.ConfigInfo{ID: in.ID, DataID: in.DataID, Group: in.Group, Content: strp(in.Content),
+		Tenant: strp(in.Tenant), AppName: strp(in.AppName)}
+	if md5 {
+		ci.MD5 = strp(in.MD5)
+	}
+	if typ {
+		ci.Type = strp(in.Type)
+	}
+	return ci
+}
+
+// catalog is GET /v1/cs/configs/catalog (config-v1.md §3.6).
+func (h *configHandlers) catalog(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	in := h.s.Info(v[0], v[1], p.Spring("tenant", ""))
+	if in == nil {
+		return sendCfgJSON(c, compat.RestResultOK(nil))
+	}
+	a := compat.ConfigAdvanceInfo{CreateTime: in.Modified, ModifyTime: in.Modified, CreateUser: in.SrcUser,
+		CreateIP: emptyToNil(in.SrcIP), Desc: in.Desc, Use: in.Use, Effect: in.Effect, Type: strp(in.Type),
+		Schema: in.Schema, ConfigTags: in.TagsJoined()}
+	return sendCfgJSON(c, compat.RestResultOK(a.AppendJSON))
+}
+
+// springIntRequired is a required int @RequestParam.
+func springIntRequired(p Params, name string) (int, error) {
+	v, ok := p.Raw(name)
+	if !ok {
+		return 0, compat.ConfigMissingParam(name, "int")
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return 0, compat.ConfigParamTypeMismatch("int", v)
+	}
+	return int(n), nil
+}
+
+// springIntOptional is an optional Integer @RequestParam (def when absent
+// or empty).
+func springIntOptional(p Params, name string, def int) (int, error) {
+	v, ok := p.Raw(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
+	if err != nil {
+		return 0, compat.ConfigParamTypeMismatch("java.lang.Integer", v)
+	}
+	return int(n), nil
+}
+
+// search is GET ?search=accurate|blur (config-v1.md §3.7).
+func (h *configHandlers) search(c *fiber.Ctx, p Params, blur bool) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	appName, _ := p.Raw("appName")
+	tenant := p.Spring("tenant", "")
+	tags, _ := p.Raw("config_tags")
+	pageNo, err := springIntRequired(p, "pageNo")
+	if err != nil {
+		return err
+	}
+	pageSize, err := springIntRequired(p, "pageSize")
+	if err != nil {
+		return err
+	}
+	if pageNo <= 0 || pageSize <= 0 {
+		return compat.ConfigServerError("serialize page error, dataId="+v[0]+", group="+v[1], "pageNo and pageSize must be greater than zero")
+	}
+	total, rows := h.s.Search(config.SearchRequest{Blur: blur, DataID: v[0], Group: v[1], AppName: appName, Tenant: tenant,
+		ConfigTags: tags, PageNo: pageNo, PageSize: pageSize})
+	w := compat.NewJSON(256)
+	compat.AppendPage(w, total, pageNo, config.PagesAvailable(total, pageSize), len(rows), func(w *compat.JSON, i int) {
+		ci := infoJSON(rows[i].Info, false, rows[i].WithType)
+		ci.AppendJSON(w)
+	})
+	return sendCfgJSON(c, w.Bytes())
+}
+
+// queryBeta is GET ?beta=true (config-v1.md §3.8).
+func (h *configHandlers) queryBeta(c *fiber.Ctx, p Params) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	msg := "stop beta ok"
+	b := h.s.BetaInfo(v[0], v[1], p.Spring("tenant", ""))
+	if b == nil {
+		return sendCfgJSON(c, compat.RestResultJSON(200, &msg, nil))
+	}
+	bi := compat.ConfigInfo4Beta{ConfigInfo: compat.ConfigInfo{ID: b.ID, DataID: b.DataID, Group: b.Group,
+		Content: strp(b.Content), Tenant: strp(b.Tenant), AppName: strp(b.AppName)}, BetaIps: strp(b.BetaIps)}
+	return sendCfgJSON(c, compat.RestResultJSON(200, &msg, bi.AppendJSON))
+}
+
+// stopBeta is DELETE ?beta=true.
+func (h *configHandlers) stopBeta(c *fiber.Ctx, p Params) error {
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	if err := h.s.StopBeta(c.UserContext(), v[0], v[1], p.Spring("tenant", "")); err != nil {
+		h.log.Error("stop beta failed", "err", err)
+		msg := "remove beta data error"
+		return sendCfgJSON(c, compat.RestResultJSON(500, &msg, func(w *compat.JSON) { w.Bool(false) }))
+	}
+	msg := "stop beta ok"
+	return sendCfgJSON(c, compat.RestResultJSON(200, &msg, func(w *compat.JSON) { w.Bool(true) }))
+}
+
+// dataChange is the inter-node notify; with raft every node's cache follows
+// the log, so it only acknowledges.
+func (h *configHandlers) dataChange(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("true")) }
+
+func (h *configHandlers) text200(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("200")) }
+
+func (h *configHandlers) health(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("UP")) }
+
+// status writes GroupkeyListenserStatus (or SampleResult without
+// collectStatus) with keys in HashMap order.
+func statusJSON(m map[string]string, collect bool) []byte {
+	keys := compat.JavaHashMapKeys(m)
+	if collect {
+		return compat.ListenerStatus(keys, m)
+	}
+	w := compat.NewJSON(64)
+	w.BeginObject().Key("lisentersGroupkeyStatus").StrMap(keys, m, false).EndObject()
+	return w.Bytes()
+}
+
+// listeners is GET /v1/cs/configs/listener (config-v1.md §3.12).
+func (h *configHandlers) listeners(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	group := v[1]
+	if compat.JavaIsBlank(group) {
+		group = compat.ConfigDefaultGroup
+	}
+	tenant, _ := p.Raw("tenant")
+	if _, err := springIntOptional(p, "sampleTime", 1); err != nil {
+		return err
+	}
+	return sendCfgJSON(c, statusJSON(h.s.Watchers(compat.GroupKey(v[0], group, tenant)), true))
+}
+
+func (h *configHandlers) configWatchers(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	v, err := required(p, "dataId", "group")
+	if err != nil {
+		return err
+	}
+	group := v[1]
+	if compat.JavaIsBlank(group) {
+		group = compat.ConfigDefaultGroup
+	}
+	tenant, _ := p.Raw("tenant")
+	return sendCfgJSON(c, statusJSON(h.s.Watchers(compat.GroupKey(v[0], group, tenant)), false))
+}
+
+func (h *configHandlers) watcherConfigs(c *fiber.Ctx) error {
+	ip, err := ParamsOf(c).SpringRequired("ip")
+	if err != nil {
+		return err
+	}
+	return sendCfgJSON(c, statusJSON(h.s.WatchedBy(ip), false))
+}
+
+// listenerByIP is GET /v1/cs/listener (config-v1.md §3.13).
+func (h *configHandlers) listenerByIP(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	ip, err := p.SpringRequired("ip")
+	if err != nil {
+		return err
+	}
+	all := ParseBoolean(p.Spring("all", "false"))
+	tenant, _ := p.Raw("tenant")
+	m := h.s.WatchedBy(ip)
+	for k := range m {
+		_, _, t, perr := compat.ParseGroupKey(k)
+		switch {
+		case perr != nil:
+		case !compat.JavaIsBlank(tenant):
+			if !strings.Contains(k, tenant) {
+				delete(m, k)
+			}
+		case !all:
+			if t != "" {
+				delete(m, k)
+			}
+		}
+	}
+	return sendCfgJSON(c, statusJSON(m, true))
+}
+
+// listen is POST /v1/cs/configs/listener, the long poll (config-v1.md §4).
+func (h *configHandlers) listen(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	probe, _ := p.Raw("Listening-Configs")
+	if compat.JavaIsBlank(probe) {
+		return compat.ErrInvalidProbe
+	}
+	decoded, err := compat.JavaURLDecode(probe)
+	if err != nil {
+		return compat.ConfigIllegalArgument(err.Error())
+	}
+	entries, err := compat.ParseListeningConfigs(decoded)
+	if err != nil {
+		return err
+	}
+	ip := clientIP(c)
+	tag := strings.Clone(c.Get("Vipserver-Tag"))
+	timeoutHdr := c.Request().Header.Peek("Long-Pulling-Timeout")
+	if timeoutHdr == nil {
+		return h.shortPoll(c, entries, ip, tag)
+	}
+	timeout, err := strconv.ParseInt(string(timeoutHdr), 10, 64)
+	if err != nil {
+		return compat.ConfigNumberFormat(string(timeoutHdr))
+	}
+	poll := h.s.Listen(config.ListenRequest{Entries: entries, IP: ip, Tag: tag,
+		AppName: strings.Clone(c.Get("Client-AppName")), Timeout: timeout,
+		NoHangup: strings.EqualFold(c.Get("Long-Pulling-Timeout-No-Hangup"), "true")})
+	<-poll.Done()
+	changed := poll.Result()
+	if len(changed) == 0 {
+		return c.SendStatus(fiber.StatusOK)
+	}
+	noCache(c)
+	return c.SendString(compat.EncodeChangedKeys(changed))
+}
+
+// shortPoll answers at once (no Long-Pulling-Timeout header, §4.4).
+func (h *configHandlers) shortPoll(c *fiber.Ctx, entries []compat.ListenEntry, ip, tag string) error {
+	changed := h.s.Changed(entries, ip, tag)
+	noCache(c)
+	ver := c.Get("Client-Version")
+	if ver == "" {
+		ver = "2.0.0"
+	}
+	if compat.VersionNumber(ver) < 204 {
+		c.Set("Probe-Modify-Response", compat.ProbeModifyResponse(changed))
+		enc := compat.EncodeChangedKeys(changed)
+		c.Set("Probe-Modify-Response-New", strings.TrimSuffix(enc, "\n"))
+	}
+	return c.SendStatus(fiber.StatusOK)
+}
