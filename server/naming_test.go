@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -266,5 +267,35 @@ func TestStatusGateAndLimitedURLs(t *testing.T) {
 	set("overriddenServerStatus", "null") // clears it
 	if r := n.Do("GET", "/nacos/v1/ns/operator/metrics", nil, nil, nil); r.Status != 200 || !strings.HasPrefix(r.Body, `{"status":"UP",`) {
 		t.Fatalf("metrics after clearing: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestGoClientRawBeat sends a beat the way nacos-sdk-go v1 does: a PUT body
+// built by hand without URL-encoding, no top-level ip/port, empty namespace.
+func TestGoClientRawBeat(t *testing.T) {
+	n := servertest.Start(t, servertest.Config(t))
+	r := n.Do("POST", "/nacos/v1/ns/instance", nil, url.Values{"serviceName": {"DEFAULT_GROUP@@gobeat"}, "groupName": {"DEFAULT_GROUP"},
+		"ip": {"127.0.0.1"}, "port": {"8001"}, "namespaceId": {""}, "weight": {"1"}, "enable": {"true"}, "healthy": {"true"}, "metadata": {`{"v":"1"}`}, "ephemeral": {"true"}},
+		map[string]string{"User-Agent": "Nacos-Go-Client:v1.1.6"})
+	if r.Body != "ok" {
+		t.Fatal(r.Status, r.Body)
+	}
+	body := `namespaceId=&serviceName=DEFAULT_GROUP@@gobeat&beat={"ip":"127.0.0.1","port":8001,"weight":1,"serviceName":"DEFAULT_GROUP@@gobeat","cluster":"DEFAULT","metadata":{"v":"1"},"scheduled":false}`
+	req, _ := http.NewRequest("PUT", n.URL("/nacos/v1/ns/instance/beat"), strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded;charset=utf-8")
+	req.Header.Set("User-Agent", "Nacos-Go-Client:v1.1.6")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if string(b) != `{"clientBeatInterval":5000,"code":10200,"lightBeatEnabled":true}` {
+		t.Fatalf("go beat: %d %s", resp.StatusCode, b)
+	}
+	// the Go agent sees bare names
+	list := n.Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {"DEFAULT_GROUP@@gobeat"}, "namespaceId": {""}}, nil, map[string]string{"User-Agent": "Nacos-Go-Client:v1.1.6"}).Body
+	if !strings.Contains(list, `"serviceName":"gobeat"`) || !strings.Contains(list, `"dom":"gobeat","name":"DEFAULT_GROUP@@gobeat"`) {
+		t.Fatalf("go list: %s", list)
 	}
 }
