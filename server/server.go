@@ -24,6 +24,7 @@ import (
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/config"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
@@ -97,6 +98,7 @@ type Server struct {
 	log      *slog.Logger
 	store    *raftstore.Store
 	registry *naming.Registry
+	config   *config.Service
 	push     *push.Service
 	app      *fiber.App
 	ln       net.Listener
@@ -186,6 +188,12 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	s.registry = reg
 
+	cc := config.DefaultConfig()
+	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
+	if s.config, err = config.New(cc); err != nil {
+		return fmt.Errorf("server: start config: %w", err)
+	}
+
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
@@ -197,6 +205,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	})
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s)
+	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad})
 	go func() { s.serveErr <- s.app.Listener(ln) }()
@@ -263,6 +272,11 @@ func (s *Server) Close() error {
 		}
 		if s.registry != nil {
 			_ = s.registry.Close()
+		}
+		if s.config != nil {
+			if err := s.config.Close(); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if s.push != nil {
 			if err := s.push.Close(); err != nil {
