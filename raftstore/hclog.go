@@ -5,6 +5,7 @@ import (
 	"io"
 	"log"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
@@ -52,6 +53,9 @@ func (a *hclogAdapter) enabled(level hclog.Level) bool {
 }
 
 func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
+	if level == hclog.Warn && strings.HasPrefix(msg, "heartbeat timeout reached, starting election") {
+		level = hclog.Info // every start of a node begins this way; not worth a warning
+	}
 	if !a.enabled(level) {
 		return
 	}
