@@ -62,12 +62,15 @@ type Config struct {
 	// LongPollDelay is SwitchService fixedDelayTime: a client timeout T is
 	// held for max(10 s, T - delay) (500 ms).
 	LongPollDelay time.Duration
+	// MinLongPollHold is the shortest hold (10 s in Java; tests shorten it).
+	MinLongPollHold time.Duration
 }
 
 // DefaultConfig returns Java Nacos's defaults; Store must still be set.
 func DefaultConfig() Config {
 	return Config{Clock: clock.Real{}, Logger: slog.Default(), MaxContent: compat.ConfigMaxContent,
-		RetentionDays: 30, RetentionInterval: 10 * time.Minute, LongPollDelay: 500 * time.Millisecond}
+		RetentionDays: 30, RetentionInterval: 10 * time.Minute, LongPollDelay: 500 * time.Millisecond,
+		MinLongPollHold: 10 * time.Second}
 }
 
 // Validate checks cfg.
@@ -132,6 +135,9 @@ func New(cfg Config) (*Service, error) {
 	}
 	if cfg.RetentionInterval <= 0 {
 		cfg.RetentionInterval = 10 * time.Minute
+	}
+	if cfg.MinLongPollHold <= 0 {
+		cfg.MinLongPollHold = 10 * time.Second
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -133,13 +133,13 @@ func (s *Service) changedKeys(entries []compat.ListenEntry, keys []string, ip, t
 }
 
 // HoldTimeout is how long a long poll with client timeout ms is held:
-// max(10 s, timeout - LongPollDelay).
+// max(10 s, timeout - LongPollDelay) (10 s is Config.MinLongPollHold).
 func (s *Service) HoldTimeout(timeoutMs int64) time.Duration {
 	d := time.Duration(timeoutMs)*time.Millisecond - s.cfg.LongPollDelay
 	if timeoutMs > int64(time.Duration(1<<62)/time.Millisecond) {
 		d = 1 << 62
 	}
-	return max(10*time.Second, d)
+	return max(s.cfg.MinLongPollHold, d)
 }
 
 // Listen starts a long poll. The holder is registered before the MD5s are

@@ -324,7 +324,7 @@ func (h *configHandlers) detail(c *fiber.Ctx, p Params) error {
 	}
 	in := h.s.Info(v[0], v[1], tenant)
 	if in == nil {
-		return c.SendStatus(fiber.StatusOK)
+		return emptyOK(c)
 	}
 	a := compat.ConfigAllInfo{ConfigInfo: infoJSON(in, true, true),
 		CreateTime: in.Modified, ModifyTime: in.Modified, CreateUser: in.SrcUser, CreateIP: emptyToNil(in.SrcIP),
@@ -569,7 +569,7 @@ func (h *configHandlers) listen(c *fiber.Ctx) error {
 	<-poll.Done()
 	changed := poll.Result()
 	if len(changed) == 0 {
-		return c.SendStatus(fiber.StatusOK)
+		return emptyOK(c)
 	}
 	noCache(c)
 	return c.SendString(compat.EncodeChangedKeys(changed))
@@ -588,5 +588,13 @@ func (h *configHandlers) shortPoll(c *fiber.Ctx, entries []compat.ListenEntry, i
 		enc := compat.EncodeChangedKeys(changed)
 		c.Set("Probe-Modify-Response-New", strings.TrimSuffix(enc, "\n"))
 	}
-	return c.SendStatus(fiber.StatusOK)
+	return emptyOK(c)
+}
+
+// emptyOK answers 200 with an empty body (fiber's SendStatus would write
+// "OK").
+func emptyOK(c *fiber.Ctx) error {
+	c.Status(fiber.StatusOK)
+	c.Response().ResetBody()
+	return nil
 }

@@ -73,7 +73,7 @@ func springLongRequired(p Params, name string) (int64, error) {
 
 func (h *configHandlers) sendHistory(c *fiber.Ctx, dataID, group string, r *config.History) error {
 	if r == nil {
-		return c.SendStatus(fiber.StatusOK)
+		return emptyOK(c)
 	}
 	if r.DataID != dataID || r.Group != group {
 		return compat.ConfigError(compat.Forbidden("Please check dataId and group."))
