@@ -42,7 +42,7 @@ func newCfgEnv(t *testing.T, clk clock.Clock, mut ...func(*config.Config)) *cfgE
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = svc.Close() })
-	app := fiber.New(fiber.Config{ErrorHandler: httpapi.ErrorHandler(log), CaseSensitive: true, BodyLimit: 32 << 20})
+	app := fiber.New(fiber.Config{ErrorHandler: httpapi.ErrorHandler(log), CaseSensitive: true, BodyLimit: 32 << 20, DisableStartupMessage: true})
 	httpapi.MountConfig(app.Group("/nacos"), svc, log)
 	return &cfgEnv{t: t, app: app, svc: svc}
 }

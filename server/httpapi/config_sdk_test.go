@@ -1,0 +1,113 @@
+package httpapi_test
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nacos-group/nacos-sdk-go/clients"
+	"github.com/nacos-group/nacos-sdk-go/clients/config_client"
+	"github.com/nacos-group/nacos-sdk-go/common/constant"
+	"github.com/nacos-group/nacos-sdk-go/vo"
+
+	"github.com/nacosd/nacosd/internal/clock"
+)
+
+// serveCfg serves e.app on 127.0.0.1:0 and returns the port. Cleanup
+// releases held long polls before shutting the listener down.
+func serveCfg(t *testing.T, e *cfgEnv) uint64 {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = e.app.Listener(ln) }()
+	t.Cleanup(func() {
+		_ = e.svc.Close()
+		_ = e.app.ShutdownWithTimeout(5 * time.Second)
+	})
+	return uint64(ln.Addr().(*net.TCPAddr).Port)
+}
+
+func newSDKConfigClient(t *testing.T, port uint64, namespace string) config_client.IConfigClient {
+	t.Helper()
+	dir := t.TempDir()
+	cc := constant.ClientConfig{TimeoutMs: 5000, NamespaceId: namespace, NotLoadCacheAtStart: true,
+		LogDir: dir + "/log", CacheDir: dir + "/cache", LogLevel: "warn"}
+	sc := []constant.ServerConfig{{IpAddr: "127.0.0.1", Port: port, ContextPath: "/nacos"}}
+	c, err := clients.NewConfigClient(vo.NacosClientParam{ClientConfig: &cc, ServerConfigs: sc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// TestSDKGoConfig drives the config API with the real nacos-sdk-go v1.1.6
+// client: publish, get, listen, a change reaching the listener, search,
+// delete; with and without a namespace.
+func TestSDKGoConfig(t *testing.T) {
+	e := newCfgEnv(t, clock.Real{})
+	port := serveCfg(t, e)
+	for _, ns := range []string{"", "dev"} {
+		t.Run("ns="+ns, func(t *testing.T) {
+			c := newSDKConfigClient(t, port, ns)
+			dataID := "sdk-" + ns + ".properties"
+			ok, err := c.PublishConfig(vo.ConfigParam{DataId: dataID, Group: "DEFAULT_GROUP", Content: "a=1", Type: "properties"})
+			if err != nil || !ok {
+				t.Fatalf("publish: %v %v", ok, err)
+			}
+			got, err := c.GetConfig(vo.ConfigParam{DataId: dataID, Group: "DEFAULT_GROUP"})
+			if err != nil || got != "a=1" {
+				t.Fatalf("get: %q %v", got, err)
+			}
+			changes := make(chan string, 16)
+			err = c.ListenConfig(vo.ConfigParam{DataId: dataID, Group: "DEFAULT_GROUP", OnChange: func(namespace, group, dataId, data string) {
+				changes <- data
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Wait until the client holds a long poll, then change the config.
+			deadline := time.Now().Add(10 * time.Second)
+			for len(e.svc.Watchers(groupKey(dataID, ns))) == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("client never started long polling")
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+			start := time.Now()
+			if ok, err := c.PublishConfig(vo.ConfigParam{DataId: dataID, Group: "DEFAULT_GROUP", Content: "a=2"}); err != nil || !ok {
+				t.Fatalf("republish: %v %v", ok, err)
+			}
+			select {
+			case d := <-changes:
+				if d != "a=2" {
+					t.Fatalf("listener got %q", d)
+				}
+				t.Logf("change reached the listener in %s", time.Since(start))
+			case <-time.After(5 * time.Second):
+				t.Fatal("listener not called")
+			}
+			page, err := c.SearchConfig(vo.SearchConfigParam{Search: "accurate", DataId: dataID, Group: "DEFAULT_GROUP", PageNo: 1, PageSize: 10})
+			if err != nil || page.TotalCount != 1 || len(page.PageItems) != 1 || page.PageItems[0].Content != "a=2" {
+				t.Fatalf("search: %+v %v", page, err)
+			}
+			if ok, err := c.DeleteConfig(vo.ConfigParam{DataId: dataID, Group: "DEFAULT_GROUP"}); err != nil || !ok {
+				t.Fatalf("delete: %v %v", ok, err)
+			}
+			got, err = c.GetConfig(vo.ConfigParam{DataId: dataID, Group: "DEFAULT_GROUP"})
+			if err != nil || got != "" {
+				t.Fatalf("get after delete: %q %v", got, err)
+			}
+		})
+	}
+}
+
+func groupKey(dataID, tenant string) string {
+	k := dataID + "+DEFAULT_GROUP"
+	if tenant != "" {
+		k += "+" + tenant
+	}
+	return k
+}
+
