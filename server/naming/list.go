@@ -201,35 +201,67 @@ func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 	return w.Bytes(), nil
 }
 
-// instancesOf returns the instances of the named clusters (all when none),
-// cluster by cluster, persistent before ephemeral, in a stable order.
+// instancesOf returns the instances of the named clusters (all when none)
+// in Java's order (Service.allIPs): cluster by cluster — requested order, or
+// clusterMap's HashMap order — persistent before ephemeral, each set in
+// HashSet<Instance> order (Instance.hashCode is ip.hashCode(); the set is
+// new HashSet<>(list), the list a HashMap<datumKey,...>'s values).
+// Registration history that Java's tables depend on is approximated by
+// assuming instances were added one at a time.
 func (s *Service) instancesOf(clusters []string) []*Instance {
-	want := map[string]bool{}
-	for _, c := range clusters {
-		want[c] = true
+	if len(clusters) == 0 {
+		names := make([]string, 0, len(s.meta.Clusters))
+		for n := range s.meta.Clusters {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		clusters = compat.JavaHashOrderStrings(names, 16)
 	}
 	var out []*Instance
-	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
-		for _, in := range list {
-			if len(want) == 0 || want[in.ClusterName] {
-				out = append(out, in)
+	for _, c := range clusters {
+		for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+			var set []*Instance
+			for _, in := range list {
+				if in.ClusterName == c {
+					set = append(set, in)
+				}
 			}
+			out = append(out, javaSetOrder(set)...)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.ClusterName != b.ClusterName {
-			return a.ClusterName < b.ClusterName
-		}
-		if a.Ephemeral != b.Ephemeral {
-			return !a.Ephemeral
-		}
-		if a.IP != b.IP {
-			return a.IP < b.IP
-		}
-		return a.Port < b.Port
-	})
 	return out
+}
+
+// javaSetOrder orders one cluster's instances as HashSet iteration does.
+func javaSetOrder(set []*Instance) []*Instance {
+	n := len(set)
+	if n < 2 {
+		return set
+	}
+	setCap := compat.JavaHashCapacity(max(int(float32(n)/.75)+1, 16), n)
+	mapCap := compat.JavaHashCapacity(n-1, n)
+	type keyed struct {
+		in             *Instance
+		setBin, mapBin int
+	}
+	ks := make([]keyed, n)
+	for i, in := range set {
+		ks[i] = keyed{in, compat.JavaHashBucket(compat.JavaStringHash(in.IP), setCap), compat.JavaHashBucket(compat.JavaStringHash(in.DatumKey()), mapCap)}
+	}
+	sort.Slice(ks, func(i, j int) bool {
+		a, b := ks[i], ks[j]
+		if a.setBin != b.setBin {
+			return a.setBin < b.setBin
+		}
+		if a.mapBin != b.mapBin {
+			return a.mapBin < b.mapBin
+		}
+		return a.in.seq < b.in.seq
+	})
+	for i := range ks {
+		set[i] = ks[i].in
+	}
+	return set
 }
 
 // checksumLocked is Service.recalculateChecksum: MD5 of the service string

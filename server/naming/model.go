@@ -40,6 +40,9 @@ type Instance struct {
 	Marked      bool              `json:"marked"`
 	App         string            `json:"app,omitempty"`
 
+	// seq orders instances registered earlier first among Java hash ties
+	// (kept across re-registration, not stored).
+	seq uint64
 	// health-check state of persistent instances (not stored)
 	checkOK, checkFail int
 	mockValid          bool

@@ -101,6 +101,7 @@ type Registry struct {
 	mu         sync.RWMutex
 	namespaces map[string]map[string]*Service // namespace → grouped name → service
 
+	seq      atomic.Uint64            // first-registration order of instances (Java hash-tie order)
 	switches atomic.Pointer[Switches] // live domain (GET /operator/switches, naming logic)
 	stored   atomic.Pointer[Switches] // last CP-stored domain; nil before the first write
 	cancel   func()
@@ -261,7 +262,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	in.LastBeat = r.nowMillis()
 	if !in.Ephemeral {
 		return r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(s *Service, list map[string]*Instance) error {
-			addInstance(s, list, &in, false)
+			r.addInstance(list, &in, false)
 			return nil
 		})
 	}
@@ -272,7 +273,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
 		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
 	}
-	addInstance(s, s.ephemeral, &in, true)
+	r.addInstance(s.ephemeral, &in, true)
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
 	r.changed(f.NamespaceID, f.ServiceName)
@@ -297,12 +298,13 @@ func (r *Registry) lockLive(ns, grouped string) (*Service, error) {
 
 // addInstance puts in into list (keyed by DatumKey) applying the instance-ID
 // and health-preserving rules of §2.3/§3.1.10. live says list is the live map.
-func addInstance(s *Service, list map[string]*Instance, in *Instance, live bool) {
+func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live bool) {
 	in = in.clone()
 	in.Weight = clampWeight(in.Weight)
 	key := in.DatumKey()
 	if old, ok := list[key]; ok {
 		in.InstanceID = old.InstanceID
+		in.seq = old.seq
 		if old.JavaString() != in.JavaString() && !in.Marked {
 			in.Healthy = old.Healthy
 		}
@@ -311,6 +313,7 @@ func addInstance(s *Service, list map[string]*Instance, in *Instance, live bool)
 		}
 	} else {
 		in.InstanceID = generateID(in, list)
+		in.seq = r.seq.Add(1)
 	}
 	list[key] = in
 }
