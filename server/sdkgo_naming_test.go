@@ -3,6 +3,7 @@ package server_test
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"sync"
 	"testing"
@@ -46,7 +47,9 @@ func newSDKNamingClient(t *testing.T, n *servertest.Node) naming_client.INamingC
 // TestSDKGoNaming drives nacosd with the real nacos-sdk-go v1.1.6 client:
 // register, subscribe, a pushed add and remove, select, deregister.
 func TestSDKGoNaming(t *testing.T) {
-	n := servertest.Start(t, servertest.Config(t))
+	cfg := servertest.Config(t)
+	cfg.Naming.BeatCheckInterval = 100 * time.Millisecond
+	n := servertest.Start(t, cfg)
 	c := newSDKNamingClient(t, n)
 
 	ok, err := c.RegisterInstance(vo.RegisterInstanceParam{Ip: "127.0.0.1", Port: 8001, ServiceName: "sdk-demo", Weight: 1,
@@ -117,6 +120,28 @@ func TestSDKGoNaming(t *testing.T) {
 		return nil
 	})
 	t.Logf("removal reached the subscriber after %v", time.Since(start))
+
+	// expiry: an instance nobody beats for (registered over HTTP with 1.5 s /
+	// 3 s timeouts) turns unhealthy, then disappears from the subscriber
+	r := n.Do("POST", "/nacos/v1/ns/instance", url.Values{"serviceName": {"DEFAULT_GROUP@@sdk-demo"}, "ip": {"127.0.0.1"}, "port": {"8003"},
+		"metadata": {`{"preserved.heart.beat.timeout":"1500","preserved.ip.delete.timeout":"3000"}`}}, nil, nil)
+	if r.Body != "ok" {
+		t.Fatal(r.Body)
+	}
+	servertest.Eventually(t, 5*time.Second, func() error {
+		if h := hosts(); !h[8003] {
+			return fmt.Errorf("ghost not pushed: %v", h)
+		}
+		return nil
+	})
+	start = time.Now()
+	servertest.Eventually(t, 10*time.Second, func() error {
+		if h := hosts(); h[8003] || !h[8001] {
+			return fmt.Errorf("expired instance still at the subscriber: %v", h)
+		}
+		return nil
+	})
+	t.Logf("expiry reached the subscriber %v after it was seen", time.Since(start))
 
 	list, err := c.GetAllServicesInfo(vo.GetAllServiceInfoParam{PageNo: 1, PageSize: 10})
 	if err != nil || list.Count != 1 || list.Doms[0] != "sdk-demo" {
