@@ -1,0 +1,152 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+// workDir keeps logs for inspection: $NACOSD_CONFORMANCE_WORK or a temp dir.
+func workDir(t *testing.T) string {
+	if d := os.Getenv("NACOSD_CONFORMANCE_WORK"); d != "" {
+		d, _ = filepath.Abs(d)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+// TestConformance is the whole suite. It runs only with NACOSD_CONFORMANCE=1
+// (it builds nacosd and the Java programs and takes minutes); see
+// docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
+// Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
+// (comma list of runners: java, restart, sdkgo, corpus), NACOSD_CONFORMANCE_OUT
+// (file that receives the Markdown table).
+func TestConformance(t *testing.T) {
+	if os.Getenv("NACOSD_CONFORMANCE") != "1" {
+		t.Skip("set NACOSD_CONFORMANCE=1 to run the conformance suite (see docs/conformance.md)")
+	}
+	logger := testLogger(t)
+	work := workDir(t)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	enabled := func(runner string) bool {
+		only := os.Getenv("NACOSD_CONFORMANCE_ONLY")
+		return only == "" || strings.Contains(","+only+",", ","+runner+",")
+	}
+
+	bin := filepath.Join(work, "nacosd")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./server/cmd/nacosd")
+	build.Dir, build.Env = root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build nacosd: %v\n%s", err, out)
+	}
+	var java *JavaClient
+	if enabled("java") || enabled("restart") {
+		java = &JavaClient{Dir: filepath.Join(root, "javatest", "client"), WorkDir: work, Logger: logger}
+		if err := java.Build(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	servers := []*Server{NewNacosd(bin, filepath.Join(work, "nacosd-data"), filepath.Join(work, "nacosd.log"), logger)}
+	if home := os.Getenv("NACOS_REFERENCE_HOME"); home != "" {
+		servers = append(servers, NewReference(filepath.Join(root, "javatest", "reference", "run.sh"), home,
+			filepath.Join(work, "reference"), filepath.Join(work, "reference.log"), logger))
+	} else {
+		t.Log("NACOS_REFERENCE_HOME not set: no Java Nacos reference (no 1.4.x server artifact is served by the Maven registry here); scenario assertions are the referee")
+	}
+	for _, s := range servers {
+		if err := s.Start(ctx, 4*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Stop() })
+	}
+
+	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
+	rs := NewResults()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if enabled("sdkgo") {
+				(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
+			}
+			if java != nil && enabled("java") {
+				if err := java.Run(ctx, s, rs); err != nil {
+					t.Errorf("java scenarios on %s: %v", s.Name, err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if enabled("corpus") {
+		reqs, err := LoadCorpus(filepath.Join(root, "conformance", "corpus", "requests.http"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		RunCorpus(reqs, servers, run, rs)
+	}
+	// Restarts last: they lose every ephemeral instance.
+	if java != nil && enabled("restart") {
+		for _, s := range servers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := java.RunRestart(ctx, s, rs); err != nil {
+					t.Errorf("restart scenario on %s: %v", s.Name, err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+
+	kf, err := LoadKnownFailures(filepath.Join(root, "conformance", "known-failures.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets := []string{TargetReference, TargetNacosd}
+	var buf bytes.Buffer
+	for _, s := range servers {
+		fmt.Fprintf(&buf, "- %s: started in %s, RSS %d KiB after the suite\n", s.Name, s.StartTime.Round(time.Millisecond), s.RSSKiB())
+	}
+	buf.WriteString("\n")
+	regressions := rs.WriteTable(&buf, targets, kf)
+	fmt.Println(buf.String()) // the table is the product: print it even when the test passes
+	if out := os.Getenv("NACOSD_CONFORMANCE_OUT"); out != "" {
+		if err := os.WriteFile(out, buf.Bytes(), 0o644); err != nil {
+			t.Error(err)
+		}
+	}
+	t.Logf("logs and data in %s", work)
+	for _, r := range regressions {
+		res, _ := rs.Get(r, TargetNacosd)
+		t.Errorf("regression: %s on nacosd: %s", r, res.Detail)
+	}
+}

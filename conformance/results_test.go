@@ -1,0 +1,127 @@
+package conformance
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestJudge(t *testing.T) {
+	t.Parallel()
+	kf := KnownFailures{"java/known": "cause", "corpus/cs.*": "config later"}
+	tests := []struct {
+		name     string
+		nacosd   *bool
+		ref      *bool
+		scenario string
+		want     Verdict
+	}{
+		{"pass both", ptr(true), ptr(true), "java/a", VerdictPass},
+		{"pass without reference", ptr(true), nil, "java/a", VerdictPass},
+		{"regression vs reference", ptr(false), ptr(true), "java/a", VerdictRegression},
+		{"regression without reference", ptr(false), nil, "java/a", VerdictRegression},
+		{"missing on nacosd", nil, ptr(true), "java/a", VerdictRegression},
+		{"wrong scenario", ptr(false), ptr(false), "java/a", VerdictWrongScenario},
+		{"known", ptr(false), ptr(true), "java/known", VerdictKnown},
+		{"known by prefix", ptr(false), nil, "corpus/cs.get", VerdictKnown},
+		{"fixed", ptr(true), nil, "java/known", VerdictFixed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := NewResults()
+			if tt.nacosd != nil {
+				rs.Add(Result{Scenario: tt.scenario, Target: TargetNacosd, OK: *tt.nacosd})
+			}
+			if tt.ref != nil {
+				rs.Add(Result{Scenario: tt.scenario, Target: TargetReference, OK: *tt.ref})
+			}
+			if got := rs.Judge(tt.scenario, kf); got != tt.want {
+				t.Errorf("Judge = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+func ptr(b bool) *bool { return &b }
+
+func TestWriteTableReportsRegressions(t *testing.T) {
+	t.Parallel()
+	rs := NewResults()
+	rs.Add(Result{Scenario: "java/ok", Target: TargetNacosd, OK: true, Ms: 12})
+	rs.Add(Result{Scenario: "java/bad", Target: TargetNacosd, OK: false, Ms: -1, Detail: "a|b"})
+	var buf bytes.Buffer
+	reg := rs.WriteTable(&buf, []string{TargetReference, TargetNacosd}, KnownFailures{})
+	if len(reg) != 1 || reg[0] != "java/bad" {
+		t.Fatalf("regressions %v", reg)
+	}
+	out := buf.String()
+	for _, want := range []string{"| java/ok | n/a | pass 12 ms | pass |", `a\|b`, "REGRESSION"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestLoadKnownFailures(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "kf.txt")
+	os.WriteFile(p, []byte("# comment\n\njava/x   some reason here\ncorpus/*  all\n"), 0o644)
+	kf, err := LoadKnownFailures(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := kf.Reason("java/x"); !ok || r != "some reason here" {
+		t.Errorf("java/x: %q %v", r, ok)
+	}
+	if _, ok := kf.Reason("corpus/anything"); !ok {
+		t.Error("prefix entry not matched")
+	}
+	if _, ok := kf.Reason("java/y"); ok {
+		t.Error("java/y matched")
+	}
+	if _, err := LoadKnownFailures(filepath.Join(t.TempDir(), "none")); err != nil {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+func TestParseCorpusFile(t *testing.T) {
+	t.Parallel()
+	reqs, err := LoadCorpus(filepath.Join("corpus", "requests.http"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) < 20 {
+		t.Fatalf("only %d requests", len(reqs))
+	}
+	seen := map[string]bool{}
+	for _, r := range reqs {
+		if seen[r.Name] {
+			t.Errorf("duplicate name %s", r.Name)
+		}
+		seen[r.Name] = true
+		if r.Method == "" || !strings.HasPrefix(r.Target, "/nacos/") {
+			t.Errorf("%s: method %q target %q", r.Name, r.Method, r.Target)
+		}
+	}
+	var nh CorpusRequest
+	for _, r := range reqs {
+		if r.Name == "cs.listener.nohangup" {
+			nh = r
+		}
+	}
+	if nh.Header.Get("Long-Pulling-Timeout-No-Hangup") != "true" || nh.ExpectBody == nil || *nh.ExpectBody != "" ||
+		!strings.HasPrefix(nh.Body, "Listening-Configs=") {
+		t.Errorf("cs.listener.nohangup parsed as %+v", nh)
+	}
+}
+
+func TestNormalise(t *testing.T) {
+	t.Parallel()
+	in := `{"name":"DEFAULT_GROUP@@corpus.abc","lastRefTime":1796078608302,"checksum":"977d0ba637329f36192192f1cfb0ddc6","cpu":0.7,"t":"2026-11-30 22:39:42"}`
+	want := `{"name":"DEFAULT_GROUP@@corpus.{run}","lastRefTime":<ms>,"checksum":"<hash>","cpu":<f>,"t":"<date>"}`
+	if got := Normalise(in, "abc"); got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -1,0 +1,217 @@
+// Package conformance runs real Nacos 1.x clients (the Java nacos-client
+// 1.4.8 scenarios in javatest/client, nacos-sdk-go v1.1.6 in process) and a
+// raw HTTP request corpus against nacosd and, when one is available, the Java
+// Nacos 1.4.8 reference server, and compares the outcomes.
+//
+// The tests live in conformance_test.go and run only with
+// NACOSD_CONFORMANCE=1 (see docs/conformance.md); `conformance/ci.sh` installs
+// what they need and runs them.
+package conformance
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Target names used in result tables.
+const (
+	TargetNacosd    = "nacosd"
+	TargetReference = "java-nacos"
+)
+
+// Server is one server under test, reachable on 127.0.0.1.
+type Server struct {
+	// Name is TargetNacosd or TargetReference.
+	Name string
+	// Port is the HTTP port; the context path is always /nacos.
+	Port int
+	// StartTime is how long the last start took until the server answered.
+	StartTime time.Duration
+
+	argv    func(port int) []string
+	env     []string
+	logPath string
+	logger  *slog.Logger
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+// Addr returns "127.0.0.1:port".
+func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+
+// URL returns the absolute URL of path (which starts with /nacos).
+func (s *Server) URL(path string) string { return "http://" + s.Addr() + path }
+
+// FreePort returns a free TCP port p on 127.0.0.1 such that p-1000 is free
+// too (nacosd and Java Nacos 1.4 both bind raft on port-1000).
+func FreePort() (int, error) {
+	for i := 0; i < 50; i++ {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("conformance: free port: %w", err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		if p <= 2000 {
+			l.Close()
+			continue
+		}
+		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p-1000))
+		l.Close()
+		if err != nil {
+			continue
+		}
+		l2.Close()
+		return p, nil
+	}
+	return 0, errors.New("conformance: no free port pair found")
+}
+
+// NewNacosd describes a nacosd process from the binary bin keeping its data
+// in dataDir. Call Start to run it.
+func NewNacosd(bin, dataDir, logPath string, logger *slog.Logger) *Server {
+	return &Server{
+		Name: TargetNacosd, logPath: logPath, logger: logger,
+		argv: func(port int) []string {
+			return []string{bin, "-port", strconv.Itoa(port), "-host", "127.0.0.1", "-ip", "127.0.0.1",
+				"-push-addr", "127.0.0.1:0", "-context-path", "/nacos", "-data-dir", dataDir, "-standalone"}
+		},
+	}
+}
+
+// NewReference describes Java Nacos 1.4.8 started standalone (embedded
+// Derby) by javatest/reference/run.sh from the distribution in home.
+func NewReference(script, home, workDir, logPath string, logger *slog.Logger) *Server {
+	return &Server{
+		Name: TargetReference, logPath: logPath, logger: logger,
+		env: []string{"NACOS_REFERENCE_HOME=" + home, "NACOS_REFERENCE_WORK=" + workDir},
+		argv: func(port int) []string {
+			return []string{"bash", script, strconv.Itoa(port)}
+		},
+	}
+}
+
+// Start picks a port (keeping the previous one on a restart), starts the
+// process and waits until /nacos/v1/ns/operator/metrics answers 200.
+func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Port == 0 {
+		p, err := FreePort()
+		if err != nil {
+			return err
+		}
+		s.Port = p
+	}
+	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fmt.Errorf("conformance: %s log: %w", s.Name, err)
+	}
+	argv := s.argv(s.Port)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), s.env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("conformance: start %s: %w", s.Name, err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	s.cmd, s.done = cmd, done
+	s.logger.Info("server starting", "target", s.Name, "port", s.Port, "pid", cmd.Process.Pid)
+	deadline := time.Now().Add(timeout)
+	for {
+		select {
+		case <-done:
+			return fmt.Errorf("conformance: %s exited during start, see %s", s.Name, s.logPath)
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		resp, err := http.Get(s.URL("/nacos/v1/ns/operator/metrics"))
+		if err == nil {
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 {
+				s.StartTime = time.Since(start)
+				s.logger.Info("server up", "target", s.Name, "start", s.StartTime, "rssKiB", rssKiB(cmd.Process.Pid))
+				return nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("conformance: %s not up after %s (last error %v), see %s", s.Name, timeout, err, s.logPath)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// RSSKiB returns the resident set size of the server process tree's leader
+// (for Java: the JVM started by exec in run.sh), or -1.
+func (s *Server) RSSKiB() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil || s.cmd.Process == nil {
+		return -1
+	}
+	return rssKiB(s.cmd.Process.Pid)
+}
+
+func rssKiB(pid int) int {
+	f, err := os.Open(filepath.Join("/proc", strconv.Itoa(pid), "status"))
+	if err != nil {
+		return -1
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return n
+		}
+	}
+	return -1
+}
+
+// Stop sends SIGTERM to the process group and waits up to 15 s, then kills it.
+func (s *Server) Stop() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return nil
+	}
+	pgid := s.cmd.Process.Pid
+	syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case <-s.done:
+	case <-time.After(15 * time.Second):
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-s.done
+	}
+	s.cmd = nil
+	return nil
+}
+
+// Restart stops the server and starts it again on the same port and data.
+func (s *Server) Restart(ctx context.Context, timeout time.Duration) error {
+	if err := s.Stop(); err != nil {
+		return err
+	}
+	return s.Start(ctx, timeout)
+}
