@@ -56,6 +56,7 @@ func TestNamingHTTPErrors(t *testing.T) {
 		{"switch bad", "PUT", "/nacos/v1/ns/operator/switches", v("entry", "defaultCacheMillis", "value", "10"), 400, "caused: min default cache time  is too small(<1000);"},
 		{"health needs healthy", "PUT", "/nacos/v1/ns/health", v("serviceName", "s"), 400, "caused: Param 'healthy' is required.;"},
 		{"rt missing", "GET", "/nacos/v1/ns/catalog/rt/service", v("serviceName", "nope"), 400, "caused: request service doesn't exist;"},
+		{"old raft", "GET", "/nacos/v1/ns/raft/state", nil, 500, "caused: old raft protocol already stop;"},
 	}
 	for _, c := range cases {
 		r := n.Do(c.method, c.path, c.query, nil, map[string]string{"User-Agent": javaUA})

@@ -84,6 +84,16 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 		ns.Get(base+"/distro/status", h.distroStatus)
 		ns.Put(base+"/log", h.putLog)
 	}
+	// The old HTTP raft of 1.3 is switched off in every 1.4.8 server once its
+	// members report 1.4+: each endpoint throws IllegalStateException (§7.2).
+	oldRaft := func(c *fiber.Ctx) error { return compat.ServerError("old raft protocol already stop") }
+	for _, rt := range []struct{ method, path string }{
+		{"POST", "/vote"}, {"POST", "/beat"}, {"GET", "/peer"}, {"PUT", "/datum/reload"}, {"POST", "/datum"},
+		{"DELETE", "/datum"}, {"GET", "/datum"}, {"GET", "/state"}, {"POST", "/datum/commit"}, {"DELETE", "/datum/commit"},
+		{"GET", "/leader"}, {"GET", "/listeners"},
+	} {
+		ns.Add(rt.method, "/raft"+rt.path, oldRaft)
+	}
 	ns.All("/*", noSuchAPI)
 }
 
