@@ -157,6 +157,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	rc.Bootstrap = true
 	rc.Standalone = s.cfg.Standalone
 	rc.Logger = s.log.With("component", "raft")
+	if s.cfg.Standalone {
+		// a lone voter has no peer to lose touch with: elect itself quickly
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+	}
 	if s.cfg.FastRaft {
 		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond
 	}
