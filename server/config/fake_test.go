@@ -1,0 +1,147 @@
+package config
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/nacosd/nacosd/raftstore"
+)
+
+// fakeStore is an in-memory Store with raftstore's semantics: atomic
+// conditional batches, revisions = log index, synchronous watchers after the
+// change is visible.
+type fakeStore struct {
+	mu       sync.Mutex
+	applyMu  sync.Mutex // serialises Apply like raft's apply goroutine
+	index    uint64
+	data     map[string]map[string]raftstore.Record
+	watchers map[int]func(raftstore.Event)
+	nextW    int
+	failNext error
+}
+
+func newFakeStore() *fakeStore {
+	return &fakeStore{data: map[string]map[string]raftstore.Record{}, watchers: map[int]func(raftstore.Event){}}
+}
+
+func (f *fakeStore) Apply(_ context.Context, b raftstore.Batch) (uint64, error) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	f.mu.Lock()
+	if err := f.failNext; err != nil {
+		f.failNext = nil
+		f.mu.Unlock()
+		return 0, err
+	}
+	for i, c := range b.Conds {
+		r, ok := f.data[c.Bucket][c.Key]
+		hold := true
+		switch c.Kind {
+		case raftstore.CondAbsent:
+			hold = !ok
+		case raftstore.CondExists:
+			hold = ok
+		case raftstore.CondRev:
+			hold = ok && r.Rev == c.Rev
+		}
+		if !hold {
+			f.mu.Unlock()
+			return 0, &raftstore.CondError{Index: i, Cond: c}
+		}
+	}
+	f.index++
+	for _, op := range b.Ops {
+		m := f.data[op.Bucket]
+		if m == nil {
+			m = map[string]raftstore.Record{}
+			f.data[op.Bucket] = m
+		}
+		if op.Kind == raftstore.OpDelete {
+			delete(m, op.Key)
+		} else {
+			m[op.Key] = raftstore.Record{Value: append([]byte(nil), op.Value...), Rev: f.index}
+		}
+	}
+	ev := raftstore.Event{Index: f.index, Ops: append([]raftstore.Op(nil), b.Ops...)}
+	ws := f.watchList()
+	f.mu.Unlock()
+	for _, w := range ws {
+		w(ev)
+	}
+	return ev.Index, nil
+}
+
+func (f *fakeStore) watchList() []func(raftstore.Event) {
+	ws := make([]func(raftstore.Event), 0, len(f.watchers))
+	for _, w := range f.watchers {
+		ws = append(ws, w)
+	}
+	return ws
+}
+
+// reset replaces the whole state (a snapshot restore) and sends Reset.
+func (f *fakeStore) reset(data map[string]map[string]raftstore.Record) {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	f.mu.Lock()
+	f.data = data
+	f.index++
+	ws := f.watchList()
+	f.mu.Unlock()
+	for _, w := range ws {
+		w(raftstore.Event{Index: f.index, Reset: true})
+	}
+}
+
+// snapshot copies the state.
+func (f *fakeStore) snapshot() map[string]map[string]raftstore.Record {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := map[string]map[string]raftstore.Record{}
+	for b, m := range f.data {
+		out[b] = map[string]raftstore.Record{}
+		for k, r := range m {
+			out[b][k] = r
+		}
+	}
+	return out
+}
+
+func (f *fakeStore) Get(bucket, key string) (raftstore.Record, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.data[bucket][key]
+	return r, ok
+}
+
+func (f *fakeStore) Scan(bucket, prefix string, fn func(string, raftstore.Record) bool) {
+	f.mu.Lock()
+	var keys []string
+	var recs []raftstore.Record
+	for k, r := range f.data[bucket] {
+		if strings.HasPrefix(k, prefix) {
+			keys = append(keys, k)
+			recs = append(recs, r)
+		}
+	}
+	f.mu.Unlock()
+	for i := range keys {
+		if !fn(keys[i], recs[i]) {
+			return
+		}
+	}
+}
+
+func (f *fakeStore) Watch(fn func(raftstore.Event)) func() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	id := f.nextW
+	f.nextW++
+	f.watchers[id] = fn
+	return func() {
+		f.mu.Lock()
+		delete(f.watchers, id)
+		f.mu.Unlock()
+	}
+}
