@@ -65,11 +65,12 @@ func (h *configHandlers) wrap(fn fiber.Handler) fiber.Handler {
 	}
 }
 
-// clientIP is RequestUtil.getRemoteIp (config-v1.md §0.2).
+// clientIP is RequestUtil.getRemoteIp (config-v1.md §0.2). The result is a
+// copy: it outlives the request in long-poll holder tables.
 func clientIP(c *fiber.Ctx) string {
 	if xff := c.Get("X-Forwarded-For"); !compat.JavaIsBlank(xff) {
 		first, _, _ := strings.Cut(xff, ",")
-		return compat.JavaTrim(first)
+		return strings.Clone(compat.JavaTrim(first))
 	}
 	if xr := c.Get("X-Real-IP"); !compat.JavaIsBlank(xr) {
 		return strings.Clone(xr)

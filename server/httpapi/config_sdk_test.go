@@ -110,4 +110,3 @@ func groupKey(dataID, tenant string) string {
 	}
 	return k
 }
-
