@@ -43,7 +43,9 @@ func workDir(t *testing.T) string {
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
 // (comma list of runners: java, restart, sdkgo, corpus), NACOSD_CONFORMANCE_OUT
-// (file that receives the Markdown table).
+// (file that receives the Markdown table), NACOSD_CONFORMANCE_MODE (auto,
+// containers or processes; auto uses containers when a Docker engine answers
+// and the JRE base image exists).
 func TestConformance(t *testing.T) {
 	if os.Getenv("NACOSD_CONFORMANCE") != "1" {
 		t.Skip("set NACOSD_CONFORMANCE=1 to run the conformance suite (see docs/conformance.md)")
@@ -81,6 +83,7 @@ func TestConformance(t *testing.T) {
 	} else {
 		t.Log("NACOS_REFERENCE_HOME not set: no Java Nacos reference (no 1.4.x server artifact is served by the Maven registry here); scenario assertions are the referee")
 	}
+	mode := containerMode(t, ctx, root, bin, work, java, servers)
 	for _, s := range servers {
 		if err := s.Start(ctx, 4*time.Minute); err != nil {
 			t.Fatal(err)
@@ -133,6 +136,7 @@ func TestConformance(t *testing.T) {
 	}
 	targets := []string{TargetReference, TargetNacosd}
 	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "- mode: %s\n", mode)
 	for _, s := range servers {
 		fmt.Fprintf(&buf, "- %s: started in %s, RSS %d KiB after the suite\n", s.Name, s.StartTime.Round(time.Millisecond), s.RSSKiB())
 	}
@@ -149,4 +153,58 @@ func TestConformance(t *testing.T) {
 		res, _ := rs.Get(r, TargetNacosd)
 		t.Errorf("regression: %s on nacosd: %s", r, res.Detail)
 	}
+}
+
+// containerMode switches servers and the Java client to containers when the
+// mode allows it and Docker is usable, and returns the mode used.
+func containerMode(t *testing.T, ctx context.Context, root, bin, work string, java *JavaClient, servers []*Server) string {
+	mode := os.Getenv("NACOSD_CONFORMANCE_MODE")
+	if mode == "" {
+		mode = "auto"
+	}
+	jreBase := os.Getenv("NACOSD_JRE_BASE_IMAGE")
+	if jreBase == "" {
+		jreBase = DefaultJREBase
+	}
+	if mode == "processes" {
+		return "processes"
+	}
+	if !DockerAvailable(ctx, jreBase) {
+		if mode == "containers" {
+			t.Fatalf("NACOSD_CONFORMANCE_MODE=containers but no Docker engine answers or image %s is missing (docker/build-jre-base.sh)", jreBase)
+		}
+		t.Log("no Docker engine or JRE base image: running targets and clients as plain processes")
+		return "processes (no Docker engine)"
+	}
+	t.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true") // the reaper image cannot be pulled here
+	if err := BuildNacosdImage(ctx, root, bin, work); err != nil {
+		t.Fatal(err)
+	}
+	if java != nil {
+		if err := BuildJavaClientImage(ctx, root, jreBase, work, java); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range servers {
+		switch s.Name {
+		case TargetNacosd:
+			data := filepath.Join(work, "nacosd-data")
+			if err := os.MkdirAll(data, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":/data"}, nil)
+		case TargetReference:
+			home := os.Getenv("NACOS_REFERENCE_HOME")
+			ref := filepath.Join(root, "javatest", "reference")
+			rw := filepath.Join(work, "reference")
+			if err := os.MkdirAll(rw, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			s.Containerise(jreBase, func(port int) []string {
+				return []string{"bash", filepath.Join(ref, "run.sh"), strconv.Itoa(port)}
+			}, []string{home + ":" + home + ":ro", ref + ":" + ref + ":ro", rw + ":" + rw},
+				map[string]string{"NACOS_REFERENCE_HOME": home, "NACOS_REFERENCE_WORK": rw})
+		}
+	}
+	return "containers (testcontainers-go, host network)"
 }

@@ -21,7 +21,10 @@ type JavaClient struct {
 	// WorkDir receives the client's logs and snapshot cache.
 	WorkDir string
 	Logger  *slog.Logger
-	cp      string
+	// Image, when set, runs the program in that container image (host
+	// network, WorkDir bind-mounted at the same path) instead of a local JVM.
+	Image string
+	cp    string
 }
 
 // Build packages the Maven project (downloads land in ~/.m2) and reads the
@@ -47,8 +50,22 @@ func (j *JavaClient) command(ctx context.Context, s *Server, scenarios ...string
 		"-DJM.LOG.PATH=" + filepath.Join(dir, "logs"), "-DJM.SNAPSHOT.PATH=" + dir,
 		"-Dcom.alibaba.nacos.client.naming.local.ip=127.0.0.1", "-Dproject.name=conformance",
 		"-cp", j.cp, "nacosd.conformance.Scenarios", s.Addr()}
-	cmd := exec.CommandContext(ctx, "java", append(args, scenarios...)...)
-	cmd.WaitDelay = 5 * time.Second
+	args = append(args, scenarios...)
+	if j.Image == "" {
+		cmd := exec.CommandContext(ctx, "java", args...)
+		cmd.WaitDelay = 5 * time.Second
+		return cmd
+	}
+	args[len(args)-len(scenarios)-3] = "/app/classes:/app/lib/*" // the -cp value
+	name := fmt.Sprintf("nacosd-javatest-%s-%d", s.Name, time.Now().UnixNano())
+	docker := append([]string{"run", "--rm", "-i", "--name", name, "--network", "host",
+		"-v", j.WorkDir + ":" + j.WorkDir, j.Image, "java"}, args...)
+	cmd := exec.CommandContext(ctx, "docker", docker...)
+	cmd.Cancel = func() error {
+		exec.Command("docker", "rm", "-f", name).Run()
+		return cmd.Process.Kill()
+	}
+	cmd.WaitDelay = 10 * time.Second
 	return cmd
 }
 

@@ -47,8 +47,11 @@ type Server struct {
 	logPath string
 	logger  *slog.Logger
 
+	ctr *containerSpec // non-nil: run as a container (Containerise)
+
 	mu   sync.Mutex
 	cmd  *exec.Cmd
+	pid  int
 	done chan struct{}
 }
 
@@ -118,6 +121,9 @@ func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
 		}
 		s.Port = p
 	}
+	if s.ctr != nil {
+		return s.startContainer(ctx, timeout)
+	}
 	logf, err := os.OpenFile(s.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("conformance: %s log: %w", s.Name, err)
@@ -134,16 +140,38 @@ func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
 	}
 	done := make(chan struct{})
 	go func() { cmd.Wait(); logf.Close(); close(done) }()
-	s.cmd, s.done = cmd, done
+	s.cmd, s.done, s.pid = cmd, done, cmd.Process.Pid
 	s.logger.Info("server starting", "target", s.Name, "port", s.Port, "pid", cmd.Process.Pid)
-	deadline := time.Now().Add(timeout)
-	for {
+	return s.waitUp(ctx, start, timeout, func() bool {
 		select {
 		case <-done:
-			return fmt.Errorf("conformance: %s exited during start, see %s", s.Name, s.logPath)
-		case <-ctx.Done():
-			return ctx.Err()
+			return false
 		default:
+			return true
+		}
+	})
+}
+
+func (s *Server) startContainer(ctx context.Context, timeout time.Duration) error {
+	start := time.Now()
+	pid, err := s.ctr.start(ctx, s.Port)
+	if err != nil {
+		return err
+	}
+	s.pid = pid
+	s.logger.Info("server container starting", "target", s.Name, "image", s.ctr.image, "port", s.Port, "pid", pid)
+	return s.waitUp(ctx, start, timeout, func() bool { return s.ctr.running(ctx) })
+}
+
+// waitUp polls /nacos/v1/ns/operator/metrics until it answers 200.
+func (s *Server) waitUp(ctx context.Context, start time.Time, timeout time.Duration, alive func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if !alive() {
+			return fmt.Errorf("conformance: %s exited during start, see %s", s.Name, s.logPath)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
 		}
 		resp, err := http.Get(s.URL("/nacos/v1/ns/operator/metrics"))
 		if err == nil {
@@ -151,7 +179,7 @@ func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
 			resp.Body.Close()
 			if resp.StatusCode == 200 {
 				s.StartTime = time.Since(start)
-				s.logger.Info("server up", "target", s.Name, "start", s.StartTime, "rssKiB", rssKiB(cmd.Process.Pid))
+				s.logger.Info("server up", "target", s.Name, "start", s.StartTime, "rssKiB", rssKiB(s.pid))
 				return nil
 			}
 		}
@@ -162,15 +190,15 @@ func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-// RSSKiB returns the resident set size of the server process tree's leader
-// (for Java: the JVM started by exec in run.sh), or -1.
+// RSSKiB returns the resident set size of the server process (for Java: the
+// JVM that run.sh execs; in a container: its init process), or -1.
 func (s *Server) RSSKiB() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.cmd == nil || s.cmd.Process == nil {
+	if s.pid == 0 {
 		return -1
 	}
-	return rssKiB(s.cmd.Process.Pid)
+	return rssKiB(s.pid)
 }
 
 func rssKiB(pid int) int {
@@ -193,6 +221,11 @@ func rssKiB(pid int) int {
 func (s *Server) Stop() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.ctr != nil {
+		s.ctr.stop(context.Background(), s.logPath)
+		s.pid = 0
+		return nil
+	}
 	if s.cmd == nil {
 		return nil
 	}
@@ -204,7 +237,7 @@ func (s *Server) Stop() error {
 		syscall.Kill(-pgid, syscall.SIGKILL)
 		<-s.done
 	}
-	s.cmd = nil
+	s.cmd, s.pid = nil, 0
 	return nil
 }
 
