@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nacosd/nacosd/compat"
@@ -106,7 +107,8 @@ type Service struct {
 
 	ids idGen
 
-	polls *pollers
+	polls    *pollers
+	switches atomic.Pointer[switches]
 
 	cancelWatch func()
 	closeOnce   sync.Once
@@ -222,6 +224,7 @@ func (s *Service) reloadLocked() {
 		return true
 	})
 	s.ids.seenNid(maxNid)
+	s.updateSwitchesLocked()
 }
 
 func (s *Service) itemLocked(gk string) *item {
@@ -366,7 +369,15 @@ func (s *Service) onEvent(ev raftstore.Event) {
 			}
 		}
 	}
+	for _, op := range ev.Ops {
+		if op.Bucket == BucketInfo && op.Key == switchGroupKey {
+			s.updateSwitchesLocked()
+		}
+	}
 	s.mu.Unlock()
+	if s.currentSwitches().fixedPolling { // LongPollingService ignores changes then
+		return
+	}
 	for _, w := range wakes {
 		s.polls.changed(w.gk, w.betaIPs)
 	}

@@ -135,7 +135,11 @@ func (s *Service) changedKeys(entries []compat.ListenEntry, keys []string, ip, t
 // HoldTimeout is how long a long poll with client timeout ms is held:
 // max(10 s, timeout - LongPollDelay) (10 s is Config.MinLongPollHold).
 func (s *Service) HoldTimeout(timeoutMs int64) time.Duration {
-	d := time.Duration(timeoutMs)*time.Millisecond - s.cfg.LongPollDelay
+	delay := s.cfg.LongPollDelay
+	if sw := s.currentSwitches(); sw.delay >= 0 {
+		delay = sw.delay
+	}
+	d := time.Duration(timeoutMs)*time.Millisecond - delay
 	if timeoutMs > int64(time.Duration(1<<62)/time.Millisecond) {
 		d = 1 << 62
 	}
@@ -151,6 +155,15 @@ func (s *Service) Listen(req ListenRequest) *Poll {
 		p.keys[i] = e.GroupKey()
 	}
 	s.polls.add(p)
+	if sw := s.currentSwitches(); sw.fixedPolling {
+		// Fixed polling: no immediate check; answer with the changes at
+		// max(10 s, fixedPollingInertval).
+		t := s.clk.AfterFunc(max(s.cfg.MinLongPollHold, sw.interval), func() {
+			s.polls.finish(p, s.changedKeys(req.Entries, p.keys, req.IP, req.Tag))
+		})
+		p.setTimer(t)
+		return p
+	}
 	if changed := s.changedKeys(req.Entries, p.keys, req.IP, req.Tag); len(changed) > 0 {
 		s.polls.finish(p, changed)
 		return p
@@ -159,14 +172,17 @@ func (s *Service) Listen(req ListenRequest) *Poll {
 		s.polls.finish(p, nil)
 		return p
 	}
-	t := s.clk.AfterFunc(s.HoldTimeout(req.Timeout), func() { s.polls.finish(p, nil) })
+	p.setTimer(s.clk.AfterFunc(s.HoldTimeout(req.Timeout), func() { s.polls.finish(p, nil) }))
+	return p
+}
+
+func (p *Poll) setTimer(t clock.Timer) {
 	p.timerMu.Lock()
 	p.timer = t
 	p.timerMu.Unlock()
 	if p.state.Load() != 0 { // finished before the timer was stored
 		t.Stop()
 	}
-	return p
 }
 
 // Holders returns the number of held long polls.

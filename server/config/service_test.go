@@ -299,3 +299,36 @@ func TestLikeMatch(t *testing.T) {
 		}
 	}
 }
+
+func TestSwitches(t *testing.T) {
+	t.Parallel()
+	clk := clocktest.New(t0)
+	s := newTestService(t, newFakeStore(), clk)
+	if got := s.HoldTimeout(30000); got != 29500*time.Millisecond {
+		t.Fatalf("default hold %s", got)
+	}
+	pub(t, s, PublishRequest{DataID: SwitchDataID, Group: "DEFAULT_GROUP", Content: "# c\nfixedDelayTime = 2000\nbad=line=x\n"})
+	if got := s.HoldTimeout(30000); got != 28*time.Second {
+		t.Fatalf("hold with fixedDelayTime %s", got)
+	}
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v1"})
+	pub(t, s, PublishRequest{DataID: SwitchDataID, Group: "DEFAULT_GROUP", Content: "isFixedPolling=true\nfixedPollingInertval=15000"})
+	p := s.Listen(ListenRequest{Entries: []compat.ListenEntry{entry("a", "G", "stale", "")}, IP: "x", Timeout: 30000})
+	if done(p) {
+		t.Fatal("fixed polling answered at once")
+	}
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v2"})
+	if done(p) {
+		t.Fatal("fixed polling woken by a change")
+	}
+	clk.Advance(15 * time.Second)
+	if !done(p) || len(p.Result()) != 1 || p.Result()[0].DataID != "a" {
+		t.Fatalf("fixed polling result %v %v", done(p), p.Result())
+	}
+	if err := s.Delete(context.Background(), DeleteRequest{DataID: SwitchDataID, Group: "DEFAULT_GROUP"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.HoldTimeout(30000); got != 29500*time.Millisecond {
+		t.Fatalf("hold after switch delete %s", got)
+	}
+}
