@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -109,6 +110,7 @@ type Service struct {
 
 	polls    *pollers
 	switches atomic.Pointer[switches]
+	aggr     atomic.Pointer[[]*regexp.Regexp]
 
 	cancelWatch func()
 	closeOnce   sync.Once
@@ -225,6 +227,7 @@ func (s *Service) reloadLocked() {
 	})
 	s.ids.seenNid(maxNid)
 	s.updateSwitchesLocked()
+	s.updateAggrLocked()
 }
 
 func (s *Service) itemLocked(gk string) *item {
@@ -372,6 +375,9 @@ func (s *Service) onEvent(ev raftstore.Event) {
 	for _, op := range ev.Ops {
 		if op.Bucket == BucketInfo && op.Key == switchGroupKey {
 			s.updateSwitchesLocked()
+		}
+		if op.Bucket == BucketInfo && op.Key == aggrGroupKey {
+			s.updateAggrLocked()
 		}
 	}
 	s.mu.Unlock()

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -70,4 +71,61 @@ func (s *Service) currentSwitches() switches {
 		return *p
 	}
 	return defaultSwitches
+}
+
+// AggrDataID is the config holding the aggregation whitelist
+// (AggrWhitelist, config-v1.md §1).
+const AggrDataID = "com.alibaba.nacos.metadata.aggrIDs"
+
+var aggrGroupKey = compat.GroupKey(AggrDataID, compat.ConfigDefaultGroup, "")
+
+// parseAggr reads one glob per line ('#' lines skipped): '*' any run, '?'
+// one char, everything else literal (RegexParser.regexFormat).
+func parseAggr(content string) []*regexp.Regexp {
+	var out []*regexp.Regexp
+	for _, line := range strings.Split(strings.ReplaceAll(content, "\r\n", "\n"), "\n") {
+		line = compat.JavaTrim(line)
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		var b strings.Builder
+		b.WriteString("^")
+		for _, r := range line {
+			switch r {
+			case '*':
+				b.WriteString(".*")
+			case '?':
+				b.WriteString(".")
+			default:
+				b.WriteString(regexp.QuoteMeta(string(r)))
+			}
+		}
+		b.WriteString("$")
+		if re, err := regexp.Compile(b.String()); err == nil {
+			out = append(out, re)
+		}
+	}
+	return out
+}
+
+func (s *Service) updateAggrLocked() {
+	var l []*regexp.Regexp
+	if it := s.items[aggrGroupKey]; it != nil && it.info != nil {
+		l = parseAggr(it.info.Content)
+	}
+	s.aggr.Store(&l)
+}
+
+// isAggr reports whether dataID is on the aggregation whitelist.
+func (s *Service) isAggr(dataID string) bool {
+	p := s.aggr.Load()
+	if p == nil {
+		return false
+	}
+	for _, re := range *p {
+		if re.MatchString(dataID) {
+			return true
+		}
+	}
+	return false
 }

@@ -26,7 +26,7 @@ type PublishRequest struct {
 }
 
 // CheckPublish validates a publish in Java's order: tenant, dataId/group/
-// content, tag, advance fields.
+// content, tag, advance fields, aggregation whitelist.
 func (s *Service) CheckPublish(r *PublishRequest) error {
 	if err := compat.CheckTenant(r.Tenant); err != nil {
 		return err
@@ -38,7 +38,13 @@ func (s *Service) CheckPublish(r *PublishRequest) error {
 		return err
 	}
 	typ := r.Type
-	return compat.CheckAdvance(compat.ConfigAdvance{ConfigTags: r.ConfigTags, Desc: r.Desc, Use: r.Use, Effect: r.Effect, Type: &typ, Schema: r.Schema})
+	if err := compat.CheckAdvance(compat.ConfigAdvance{ConfigTags: r.ConfigTags, Desc: r.Desc, Use: r.Use, Effect: r.Effect, Type: &typ, Schema: r.Schema}); err != nil {
+		return err
+	}
+	if s.isAggr(r.DataID) { // NacosException(403) → 500 on the packaged server
+		return compat.ConfigServerError("dataId:" + r.DataID + " is aggr")
+	}
+	return nil
 }
 
 // Publish stores a config (main, tag or beta variant) and returns once the
