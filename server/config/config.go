@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"regexp"
 	"sync"
 	"sync/atomic"
@@ -462,4 +463,15 @@ func (g *idGen) seenNid(n int64) {
 		g.nid = n
 	}
 	g.mu.Unlock()
+}
+
+// WorkerIDFromIP is the snowflake worker id Java derives from the node IP:
+// its last 10 bits (0 for anything but an IPv4 address).
+func WorkerIDFromIP(ip string) int64 {
+	a, err := netip.ParseAddr(ip)
+	if err != nil || !a.Unmap().Is4() {
+		return 0
+	}
+	b := a.Unmap().As4()
+	return (int64(b[2])<<8 | int64(b[3])) & 0x3FF
 }
