@@ -486,3 +486,40 @@ func TestNamespaces(t *testing.T) {
 	expect(t, e.do("GET", "/nacos/v1/console/namespaces?checkNamespaceIdExist=true&customNamespaceId=dev", nil, nil), 200, "false")
 	expect(t, e.do("POST", "/nacos/v1/console/namespaces", url.Values{"namespaceName": {"x"}}, nil), 500, "caused: Required request parameter 'customNamespaceId' for method parameter type String is not present;")
 }
+
+func TestConfigImportCloneEdges(t *testing.T) {
+	t.Parallel()
+	e := newCfgEnv(t, clock.Real{})
+	// An invalid item stops the import after the earlier items were written.
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, f := range [][2]string{{"G/ok1", "a"}, {"G/bad id", "b"}, {"G/ok2", "c"}} {
+		w, _ := zw.Create(f[0])
+		_, _ = io.WriteString(w, f[1])
+	}
+	_ = zw.Close()
+	r := e.upload("/nacos/v1/cs/configs?import=true", buf.Bytes())
+	expect(t, r, 500, "caused: invalid dataId : bad id;")
+	if !e.svc.Exists("ok1", "G", "") || e.svc.Exists("ok2", "G", "") {
+		t.Fatal("import did not stop at the invalid item")
+	}
+	expect(t, e.upload("/nacos/v1/cs/configs?import=true&policy=skip", buf.Bytes()), 500,
+		"caused: Failed to convert value of type 'java.lang.String' to required type 'com.alibaba.nacos.config.server.model.SameConfigPolicy'; nested exception is org.springframework.core.convert.ConversionFailedException: Failed to convert from type [java.lang.String] to type [@org.springframework.web.bind.annotation.RequestParam com.alibaba.nacos.config.server.model.SameConfigPolicy] for value 'skip'; nested exception is java.lang.IllegalArgumentException: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy.skip;caused: Failed to convert from type [java.lang.String] to type [@org.springframework.web.bind.annotation.RequestParam com.alibaba.nacos.config.server.model.SameConfigPolicy] for value 'skip'; nested exception is java.lang.IllegalArgumentException: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy.skip;caused: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy.skip;")
+
+	clone := func(q, body string) resp {
+		req := httptest.NewRequest("POST", "/nacos/v1/cs/configs?clone=true&"+q, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		res, err := e.app.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		return resp{res.StatusCode, string(b), res.Header}
+	}
+	expect(t, clone("tenant=", `[null]`), 200, `{"code":100006,"message":"没有选择任何配置","data":{"succCount":0}}`)
+	expect(t, clone("tenant=nope", `[{"cfgId":1}]`), 200, `{"code":100001,"message":"目标 namespace 不存在","data":{"succCount":0}}`)
+	expect(t, clone("tenant=public", `[{"cfgId":1}]`), 200, `{"code":100005,"message":"导入的文件数据为空","data":{"succCount":0}}`)
+	id := itoa64(e.svc.Info("ok1", "G", "").ID)
+	expect(t, clone("tenant=", `[{"cfgId":`+id+`,"dataId":"","group":""}]`), 200, `{"code":200,"message":"Clone Completed Successfully","data":{"succCount":0,"failData":[{"dataId":"ok1","group":"G"}],"skipCount":0}}`)
+	expect(t, clone("", `[]`), 500, "caused: Required request parameter 'tenant' for method parameter type String is not present;")
+}
