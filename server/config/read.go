@@ -333,7 +333,14 @@ func (s *Service) HistoryByNid(nid int64) *History {
 // (getPreviousConfigHistoryInfo), nil when none.
 func (s *Service) HistoryPrevious(id int64) *History {
 	var best *History
-	s.store.Scan(BucketHistory, "", func(k string, r raftstore.Record) bool {
+	// Rows of a live config share its group key: scan only those.
+	prefix := ""
+	s.mu.RLock()
+	if gk, ok := s.byID[id]; ok {
+		prefix = gk + "\x00"
+	}
+	s.mu.RUnlock()
+	s.store.Scan(BucketHistory, prefix, func(k string, r raftstore.Record) bool {
 		var h History
 		if decode(r.Value, &h) != nil || h.ID != id {
 			return true

@@ -383,3 +383,27 @@ func newBenchService(b *testing.B) *Service {
 	b.StopTimer()
 	return s
 }
+
+func TestHistoryPrevious(t *testing.T) {
+	t.Parallel()
+	s := newTestService(t, newFakeStore(), clocktest.New(t0))
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v1"})
+	id := s.Info("a", "G", "").ID
+	if h := s.HistoryPrevious(id); h != nil {
+		t.Fatalf("previous of a new config: %+v", h)
+	}
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v2"})
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v3"})
+	if h := s.HistoryPrevious(id); h == nil || h.Content != "v2" || h.Op != "U" {
+		t.Fatalf("previous: %+v", h)
+	}
+	if err := s.Delete(context.Background(), DeleteRequest{DataID: "a", Group: "G"}); err != nil {
+		t.Fatal(err)
+	}
+	if h := s.HistoryPrevious(id); h == nil || h.Content != "v3" || h.Op != "D" {
+		t.Fatalf("previous after delete: %+v", h)
+	}
+	if h := s.HistoryByNid(2); h == nil || h.Content != "v1" {
+		t.Fatalf("by nid: %+v", h)
+	}
+}
