@@ -523,3 +523,23 @@ func TestConfigImportCloneEdges(t *testing.T) {
 	expect(t, clone("tenant=", `[{"cfgId":`+id+`,"dataId":"","group":""}]`), 200, `{"code":200,"message":"Clone Completed Successfully","data":{"succCount":0,"failData":[{"dataId":"ok1","group":"G"}],"skipCount":0}}`)
 	expect(t, clone("", `[]`), 500, "caused: Required request parameter 'tenant' for method parameter type String is not present;")
 }
+
+func TestConfigShortPollAndDoubleEncoding(t *testing.T) {
+	t.Parallel()
+	e := newCfgEnv(t, clock.Real{})
+	e.publish("s", "G", "", "v", nil, nil)
+	// Literal %02/%01 text (double-encoded by the client) works too.
+	r := e.do("POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {"s%02G%02old%01"}}, map[string]string{"Long-Pulling-Timeout": "30000"})
+	expect(t, r, 200, "s%02G%01\n")
+	// No Long-Pulling-Timeout: short polling; old clients get headers only.
+	r = e.do("POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {"s\x02G\x02old\x01"}}, map[string]string{"Client-Version": "1.4.8"})
+	expect(t, r, 200, "")
+	if r.hdr.Get("Probe-Modify-Response") != "s:G;" || r.hdr.Get("Probe-Modify-Response-New") != "s%02G%01" {
+		t.Fatalf("short poll headers %v", r.hdr)
+	}
+	r = e.do("POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {"s\x02G\x02old\x01"}}, map[string]string{"Client-Version": "2.0.4"})
+	expect(t, r, 200, "")
+	if _, ok := r.hdr["Probe-Modify-Response"]; ok {
+		t.Fatalf("2.0.4 got legacy headers %v", r.hdr)
+	}
+}
