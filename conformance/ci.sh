@@ -9,7 +9,9 @@
 # Environment (all optional):
 #   NACOS_REFERENCE_HOME   unpacked nacos-server-1.4.8 distribution: adds the java-nacos target
 #   NACOSD_CONFORMANCE_WORK  where logs, data and table.md go (default: conformance/.work)
-#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,corpus
+#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,corpus
+#   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
+#   NACOSD_JRE_BASE_IMAGE    JRE base image tag (default nacosd-jre17:bookworm, built locally)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,7 +30,7 @@ need_pkg() { # need_pkg <command> <debian package>
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { log "go not found"; exit 1; }
 
-only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,corpus}"
+only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,corpus}"
 java_ok=1
 need_pkg java openjdk-17-jdk-headless || java_ok=0
 need_pkg javac openjdk-17-jdk-headless || java_ok=0
@@ -45,9 +47,47 @@ if [[ $java_ok == 0 ]]; then
   log "WARNING: Java client scenarios skipped; running: $only"
 fi
 
+# Containers are the main path: Debian's docker.io, a dockerd without bridge
+# or iptables (every container uses host networking), and the locally built
+# JRE base image. Any failure here falls back to plain processes.
+mode="${NACOSD_CONFORMANCE_MODE:-auto}"
+if [[ "$mode" != processes ]]; then
+  if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
+    need_pkg dockerd docker.io || true
+    need_pkg debootstrap debootstrap || true
+    if command -v dockerd >/dev/null; then
+      log "starting dockerd --bridge=none --iptables=false"
+      nohup dockerd --bridge=none --iptables=false >/tmp/nacosd-conformance-dockerd.log 2>&1 </dev/null &
+      for _ in $(seq 1 30); do docker version >/dev/null 2>&1 && break; sleep 1; done
+    fi
+  fi
+  if docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
+    need_pkg debootstrap debootstrap || true
+    bash docker/build-jre-base.sh "${NACOSD_JRE_BASE_IMAGE:-nacosd-jre17:bookworm}" </dev/null \
+      || log "WARNING: JRE base image not built; running as processes"
+  else
+    log "WARNING: no Docker engine answers; running as processes"
+  fi
+fi
+export NACOSD_CONFORMANCE_MODE="$mode"
+export TESTCONTAINERS_RYUK_DISABLED=true
+
+# npm `nacos` client (node_modules cached in conformance/npm).
+npm_ok=1
+need_pkg node nodejs || npm_ok=0
+need_pkg npm npm || npm_ok=0
+if [[ $npm_ok == 1 && ! -d conformance/npm/node_modules/nacos ]]; then
+  (cd conformance/npm && npm install --no-audit --no-fund </dev/null >/dev/null 2>&1) || npm_ok=0
+fi
+if [[ $npm_ok == 0 ]]; then
+  only=$(echo ",$only," | sed 's/,npm,/,/; s/^,//; s/,$//')
+  log "WARNING: npm client scenarios skipped; running: $only"
+fi
+export NACOSD_CONFORMANCE_ONLY="$only"
+
 work="${NACOSD_CONFORMANCE_WORK:-$root/conformance/.work}"
 rm -rf "$work"; mkdir -p "$work"
-export NACOSD_CONFORMANCE=1 NACOSD_CONFORMANCE_WORK="$work" NACOSD_CONFORMANCE_OUT="$work/table.md" NACOSD_CONFORMANCE_ONLY="$only"
+export NACOSD_CONFORMANCE=1 NACOSD_CONFORMANCE_WORK="$work" NACOSD_CONFORMANCE_OUT="$work/table.md"
 export CGO_ENABLED=1
 go test -count=1 -timeout 30m -run 'TestConformance$' -v ./conformance/ </dev/null 2>&1 | tee "$work/go-test.log" | grep -vE '^\s+conformance_test.go:[0-9]+: time=' 
 rc=${PIPESTATUS[0]}

@@ -42,7 +42,7 @@ func workDir(t *testing.T) string {
 // (it builds nacosd and the Java programs and takes minutes); see
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
-// (comma list of runners: java, restart, sdkgo, corpus), NACOSD_CONFORMANCE_OUT
+// (comma list of runners: java, restart, sdkgo, npm, corpus), NACOSD_CONFORMANCE_OUT
 // (file that receives the Markdown table), NACOSD_CONFORMANCE_MODE (auto,
 // containers or processes; auto uses containers when a Docker engine answers
 // and the JRE base image exists).
@@ -76,6 +76,14 @@ func TestConformance(t *testing.T) {
 		}
 	}
 
+	var npm *NPMClient
+	if enabled("npm") {
+		npm = &NPMClient{Dir: filepath.Join(root, "conformance", "npm"), WorkDir: work}
+		if err := npm.Install(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	servers := []*Server{NewNacosd(bin, filepath.Join(work, "nacosd-data"), filepath.Join(work, "nacosd.log"), logger)}
 	if home := os.Getenv("NACOS_REFERENCE_HOME"); home != "" {
 		servers = append(servers, NewReference(filepath.Join(root, "javatest", "reference", "run.sh"), home,
@@ -100,6 +108,11 @@ func TestConformance(t *testing.T) {
 			defer wg.Done()
 			if enabled("sdkgo") {
 				(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
+			}
+			if npm != nil {
+				if err := npm.Run(ctx, s, rs); err != nil {
+					t.Errorf("npm scenarios on %s: %v", s.Name, err)
+				}
 			}
 			if java != nil && enabled("java") {
 				if err := java.Run(ctx, s, rs); err != nil {
