@@ -89,7 +89,7 @@ func (s *Service) BetaInfo(dataID, group, tenant string) *Beta {
 	return nil
 }
 
-// Tags returns the config_tags of a config joined with ',' (nil: none).
+// TagsJoined returns the config_tags of a config joined with "," (nil: none).
 func (in *Info) TagsJoined() *string {
 	if len(in.Tags) == 0 {
 		return nil
