@@ -18,22 +18,41 @@ import (
 // console namespaces (/v1/console/namespaces) on r, the context-path group.
 func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
 	h := &configHandlers{s: s, log: log}
-	w := h.wrap
-	r.Get("/v1/cs/configs", w(h.getDispatch))
-	r.Post("/v1/cs/configs", w(h.postDispatch))
-	r.Delete("/v1/cs/configs", w(h.deleteDispatch))
-	r.Get("/v1/cs/configs/catalog", w(h.catalog))
-	r.Post("/v1/cs/configs/listener", w(h.listen))
-	r.Get("/v1/cs/configs/listener", w(h.listeners))
-	r.Get("/v1/cs/history", w(h.historyDispatch))
-	r.Get("/v1/cs/history/previous", w(h.historyPrevious))
-	r.Get("/v1/cs/listener", w(h.listenerByIP))
-	r.Get("/v1/cs/communication/dataChange", w(h.dataChange))
-	r.Get("/v1/cs/communication/configWatchers", w(h.configWatchers))
-	r.Get("/v1/cs/communication/watcherConfigs", w(h.watcherConfigs))
-	r.Post("/v1/cs/ops/localCache", w(h.text200))
-	r.Put("/v1/cs/ops/log", w(h.text200))
-	r.Get("/v1/cs/health", w(h.health))
+	routes := []struct {
+		method, path string
+		fn           fiber.Handler
+	}{
+		{fiber.MethodGet, "/v1/cs/configs", h.getDispatch},
+		{fiber.MethodPost, "/v1/cs/configs", h.postDispatch},
+		{fiber.MethodDelete, "/v1/cs/configs", h.deleteDispatch},
+		{fiber.MethodGet, "/v1/cs/configs/catalog", h.catalog},
+		{fiber.MethodPost, "/v1/cs/configs/listener", h.listen},
+		{fiber.MethodGet, "/v1/cs/configs/listener", h.listeners},
+		{fiber.MethodGet, "/v1/cs/history", h.historyDispatch},
+		{fiber.MethodGet, "/v1/cs/history/previous", h.historyPrevious},
+		{fiber.MethodGet, "/v1/cs/listener", h.listenerByIP},
+		{fiber.MethodGet, "/v1/cs/communication/dataChange", h.dataChange},
+		{fiber.MethodGet, "/v1/cs/communication/configWatchers", h.configWatchers},
+		{fiber.MethodGet, "/v1/cs/communication/watcherConfigs", h.watcherConfigs},
+		{fiber.MethodPost, "/v1/cs/ops/localCache", h.text200},
+		{fiber.MethodPut, "/v1/cs/ops/log", h.text200},
+		{fiber.MethodGet, "/v1/cs/health", h.health},
+	}
+	paths := map[string]bool{}
+	var order []string
+	for _, rt := range routes {
+		r.Add(rt.method, rt.path, h.wrap(rt.fn))
+		if rt.method == fiber.MethodGet { // Spring maps HEAD onto GET handlers
+			r.Add(fiber.MethodHead, rt.path, h.wrap(rt.fn))
+		}
+		if !paths[rt.path] {
+			paths[rt.path] = true
+			order = append(order, rt.path)
+		}
+	}
+	for _, p := range order { // after every method of the path
+		r.All(p, h.wrap(methodNotSupported))
+	}
 	mountNamespaces(r, s, log)
 }
 

@@ -543,3 +543,15 @@ func TestConfigShortPollAndDoubleEncoding(t *testing.T) {
 		t.Fatalf("2.0.4 got legacy headers %v", r.hdr)
 	}
 }
+
+func TestConfigMethodNotSupported(t *testing.T) {
+	t.Parallel()
+	e := newCfgEnv(t, clock.Real{})
+	r := e.do("PUT", "/nacos/v1/cs/configs?dataId=a&group=G", nil, nil)
+	expect(t, r, 500, "caused: Request method 'PUT' not supported;")
+	if ct := r.hdr.Get("Content-Type"); ct != "application/json;charset=UTF-8" {
+		t.Fatalf("content type %q", ct)
+	}
+	expect(t, e.do("PATCH", "/nacos/v1/console/namespaces", nil, nil), 500, "caused: Request method 'PATCH' not supported;")
+	expect(t, e.do("GET", "/nacos/v1/cs/configs/", url.Values(nil), nil), 500, "caused: Required request parameter 'dataId' for method parameter type String is not present;")
+}

@@ -22,6 +22,8 @@ func mountNamespaces(r fiber.Router, s *config.Service, log *slog.Logger) {
 	r.Post("/v1/console/namespaces", h.create)
 	r.Put("/v1/console/namespaces", h.update)
 	r.Delete("/v1/console/namespaces", h.delete)
+	r.Head("/v1/console/namespaces", h.get)
+	r.All("/v1/console/namespaces", methodNotSupported)
 }
 
 // namespaceQuota is the constant quota every namespace reports.
