@@ -37,6 +37,7 @@ func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
 		{fiber.MethodPost, "/v1/cs/ops/localCache", h.text200},
 		{fiber.MethodPut, "/v1/cs/ops/log", h.text200},
 		{fiber.MethodGet, "/v1/cs/health", h.health},
+		{fiber.MethodGet, "/v1/cs/ops/derby", h.derby},
 	}
 	paths := map[string]bool{}
 	var order []string
@@ -478,6 +479,15 @@ func (h *configHandlers) dataChange(c *fiber.Ctx) error { return sendCfgJSON(c, 
 func (h *configHandlers) text200(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("200")) }
 
 func (h *configHandlers) health(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("UP")) }
+
+// derby is GET /v1/cs/ops/derby: nacosd has no Derby, so it answers as a
+// Java server on external storage does (config-v1.md §3.16).
+func (h *configHandlers) derby(c *fiber.Ctx) error {
+	if _, err := ParamsOf(c).SpringRequired("sql"); err != nil {
+		return err
+	}
+	return sendCfgJSON(c, compat.RestResultFailed(500, "The current storage mode is not Derby"))
+}
 
 // status writes GroupkeyListenserStatus (or SampleResult without
 // collectStatus) with keys in HashMap order.

@@ -555,3 +555,12 @@ func TestConfigMethodNotSupported(t *testing.T) {
 	expect(t, e.do("PATCH", "/nacos/v1/console/namespaces", nil, nil), 500, "caused: Request method 'PATCH' not supported;")
 	expect(t, e.do("GET", "/nacos/v1/cs/configs/", url.Values(nil), nil), 500, "caused: Required request parameter 'dataId' for method parameter type String is not present;")
 }
+
+func TestConfigOps(t *testing.T) {
+	t.Parallel()
+	e := newCfgEnv(t, clock.Real{})
+	expect(t, e.do("GET", "/nacos/v1/cs/ops/derby?sql=select+1", nil, nil), 200, `{"code":500,"message":"The current storage mode is not Derby","data":null}`)
+	expect(t, e.do("GET", "/nacos/v1/cs/health", nil, nil), 200, "UP")
+	expect(t, e.do("POST", "/nacos/v1/cs/ops/localCache", nil, nil), 200, "200")
+	expect(t, e.do("GET", "/nacos/v1/cs/communication/dataChange?dataId=a&group=G", nil, nil), 200, "true")
+}
