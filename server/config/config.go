@@ -115,6 +115,7 @@ type Service struct {
 
 	cancelWatch func()
 	closeOnce   sync.Once
+	shut        atomic.Bool // Close called: new long polls answer at once
 	retention   clock.Timer
 	retentionMu sync.Mutex
 	closed      bool
@@ -171,6 +172,7 @@ func New(cfg Config) (*Service, error) {
 // empty answer and stops the retention timer.
 func (s *Service) Close() error {
 	s.closeOnce.Do(func() {
+		s.shut.Store(true)
 		s.cancelWatch()
 		s.retentionMu.Lock()
 		s.closed = true

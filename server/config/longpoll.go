@@ -168,7 +168,7 @@ func (s *Service) Listen(req ListenRequest) *Poll {
 		s.polls.finish(p, changed)
 		return p
 	}
-	if req.NoHangup {
+	if req.NoHangup || s.shut.Load() {
 		s.polls.finish(p, nil)
 		return p
 	}

@@ -407,3 +407,19 @@ func TestHistoryPrevious(t *testing.T) {
 		t.Fatalf("by nid: %+v", h)
 	}
 }
+
+func TestCloseReleasesHolders(t *testing.T) {
+	t.Parallel()
+	s := newTestService(t, newFakeStore(), clocktest.New(t0))
+	p := s.Listen(ListenRequest{Entries: []compat.ListenEntry{entry("a", "G", "", "")}, IP: "x", Timeout: 30000})
+	if done(p) {
+		t.Fatal("answered at once")
+	}
+	_ = s.Close()
+	if !done(p) || p.Result() != nil {
+		t.Fatal("Close did not release the holder")
+	}
+	if p2 := s.Listen(ListenRequest{Entries: []compat.ListenEntry{entry("a", "G", "", "")}, IP: "x", Timeout: 30000}); !done(p2) {
+		t.Fatal("poll after Close held")
+	}
+}
