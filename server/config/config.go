@@ -125,6 +125,10 @@ type Service struct {
 // immutable: writers replace pointers under Service.mu.
 type item struct {
 	info *Info
+	// infoMod is the cached last-modified time of info: it only moves when
+	// the MD5 changes (ConfigCacheService.updateMd5), as Java's
+	// Last-Modified header does.
+	infoMod int64
 	beta *Beta
 	// betaIPs is beta.BetaIps split on ',' without trimming.
 	betaIPs []string
@@ -252,6 +256,9 @@ func (s *Service) setInfoLocked(gk string, in *Info) {
 	it := s.itemLocked(gk)
 	if it.info != nil && it.info.ID != in.ID {
 		delete(s.byID, it.info.ID)
+	}
+	if it.info == nil || it.info.MD5 != in.MD5 {
+		it.infoMod = in.Modified
 	}
 	it.info = in
 	s.byID[in.ID] = gk

@@ -49,7 +49,7 @@ func (s *Service) Get(dataID, group, tenant, tag, autoTag, ip string) GetResult 
 			t := it.tags[autoTag]
 			r.Served, r.Content, r.MD5, r.Modified, r.AutoTag = true, t.Content, t.MD5, t.Modified, autoTag
 		} else if it.info != nil {
-			r.Served, r.Content, r.MD5, r.Modified = true, it.info.Content, it.info.MD5, it.info.Modified
+			r.Served, r.Content, r.MD5, r.Modified = true, it.info.Content, it.info.MD5, it.infoMod
 		}
 	default:
 		if t := it.tags[tag]; t != nil {

@@ -423,3 +423,19 @@ func TestCloseReleasesHolders(t *testing.T) {
 		t.Fatal("poll after Close held")
 	}
 }
+
+func TestLastModifiedMovesWithMD5(t *testing.T) {
+	t.Parallel()
+	clk := clocktest.New(t0)
+	s := newTestService(t, newFakeStore(), clk)
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v1"})
+	clk.Advance(time.Hour)
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v1"})
+	if got := s.Get("a", "G", "", "", "", "").Modified; got != t0.UnixMilli() {
+		t.Fatalf("identical republish moved Last-Modified to %d", got)
+	}
+	pub(t, s, PublishRequest{DataID: "a", Group: "G", Content: "v2"})
+	if got := s.Get("a", "G", "", "", "", "").Modified; got != t0.Add(time.Hour).UnixMilli() {
+		t.Fatalf("Last-Modified after change %d", got)
+	}
+}
