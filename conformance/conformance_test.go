@@ -42,7 +42,7 @@ func workDir(t *testing.T) string {
 // (it builds nacosd and the Java programs and takes minutes); see
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
-// (comma list of runners: java, restart, sdkgo, npm, corpus), NACOSD_CONFORMANCE_OUT
+// (comma list of runners: java, restart, sdkgo, npm, sca, corpus), NACOSD_CONFORMANCE_OUT
 // (file that receives the Markdown table), NACOSD_CONFORMANCE_MODE (auto,
 // containers or processes; auto uses containers when a Docker engine answers
 // and the JRE base image exists).
@@ -76,6 +76,14 @@ func TestConformance(t *testing.T) {
 		}
 	}
 
+	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
+	var sca *SpringCloud
+	if enabled("sca") {
+		sca = &SpringCloud{Dir: filepath.Join(root, "javatest", "spring-cloud"), WorkDir: work, RunID: run}
+		if err := sca.Build(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var npm *NPMClient
 	if enabled("npm") {
 		npm = &NPMClient{Dir: filepath.Join(root, "conformance", "npm"), WorkDir: work}
@@ -91,7 +99,7 @@ func TestConformance(t *testing.T) {
 	} else {
 		t.Log("NACOS_REFERENCE_HOME not set: no Java Nacos reference (no 1.4.x server artifact is served by the Maven registry here); scenario assertions are the referee")
 	}
-	mode := containerMode(t, ctx, root, bin, work, java, servers)
+	mode := containerMode(t, ctx, root, bin, work, java, sca, servers)
 	for _, s := range servers {
 		if err := s.Start(ctx, 4*time.Minute); err != nil {
 			t.Fatal(err)
@@ -99,7 +107,6 @@ func TestConformance(t *testing.T) {
 		t.Cleanup(func() { s.Stop() })
 	}
 
-	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
 	rs := NewResults()
 	var wg sync.WaitGroup
 	for _, s := range servers {
@@ -118,6 +125,9 @@ func TestConformance(t *testing.T) {
 				if err := java.Run(ctx, s, rs); err != nil {
 					t.Errorf("java scenarios on %s: %v", s.Name, err)
 				}
+			}
+			if sca != nil {
+				sca.Run(ctx, s, rs)
 			}
 		}()
 	}
@@ -170,7 +180,7 @@ func TestConformance(t *testing.T) {
 
 // containerMode switches servers and the Java client to containers when the
 // mode allows it and Docker is usable, and returns the mode used.
-func containerMode(t *testing.T, ctx context.Context, root, bin, work string, java *JavaClient, servers []*Server) string {
+func containerMode(t *testing.T, ctx context.Context, root, bin, work string, java *JavaClient, sca *SpringCloud, servers []*Server) string {
 	mode := os.Getenv("NACOSD_CONFORMANCE_MODE")
 	if mode == "" {
 		mode = "auto"
@@ -197,6 +207,12 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 		if err := BuildJavaClientImage(ctx, root, jreBase, work, java); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if sca != nil {
+		if err := BuildJavaImage(ctx, root, jreBase, work, ImageSpringCloud, sca.Dir, sca.Classpath()); err != nil {
+			t.Fatal(err)
+		}
+		sca.Image = ImageSpringCloud
 	}
 	for _, s := range servers {
 		switch s.Name {

@@ -65,19 +65,23 @@ func BuildNacosdImage(ctx context.Context, root, bin, work string) error {
 	return dockerBuild(ctx, ImageNacosd, filepath.Join(root, "Dockerfile"), dir)
 }
 
-// BuildJavaClientImage builds ImageJavaClient on jreBase from the built
-// javatest/client classes and the jars of its classpath.
-func BuildJavaClientImage(ctx context.Context, root, jreBase, work string, j *JavaClient) error {
-	dir := filepath.Join(work, "image-javaclient")
+// ImageSpringCloud is the image of the javatest/spring-cloud app.
+const ImageSpringCloud = "nacosd-javatest-spring-cloud:conformance"
+
+// BuildJavaImage builds tag on jreBase from a Maven project's classes
+// (projectDir/target/classes) and the jars of its classpath cp; they land in
+// /app/classes and /app/lib.
+func BuildJavaImage(ctx context.Context, root, jreBase, work, tag, projectDir, cp string) error {
+	dir := filepath.Join(work, "image-"+filepath.Base(projectDir))
 	os.RemoveAll(dir)
 	app := filepath.Join(dir, "app")
 	if err := os.MkdirAll(app, 0o755); err != nil {
 		return fmt.Errorf("conformance: java image context: %w", err)
 	}
-	if out, err := exec.Command("cp", "-r", filepath.Join(j.Dir, "target", "classes"), filepath.Join(app, "classes")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-r", filepath.Join(projectDir, "target", "classes"), filepath.Join(app, "classes")).CombinedOutput(); err != nil {
 		return fmt.Errorf("conformance: copy classes: %w %s", err, out)
 	}
-	for _, jar := range strings.Split(j.cp, string(os.PathListSeparator)) {
+	for _, jar := range strings.Split(cp, string(os.PathListSeparator)) {
 		if !strings.HasSuffix(jar, ".jar") {
 			continue
 		}
@@ -85,7 +89,12 @@ func BuildJavaClientImage(ctx context.Context, root, jreBase, work string, j *Ja
 			return fmt.Errorf("conformance: copy %s: %w", jar, err)
 		}
 	}
-	if err := dockerBuild(ctx, ImageJavaClient, filepath.Join(root, "docker", "jre", "Dockerfile"), dir, "BASE_IMAGE="+jreBase); err != nil {
+	return dockerBuild(ctx, tag, filepath.Join(root, "docker", "jre", "Dockerfile"), dir, "BASE_IMAGE="+jreBase)
+}
+
+// BuildJavaClientImage builds ImageJavaClient for j and makes j use it.
+func BuildJavaClientImage(ctx context.Context, root, jreBase, work string, j *JavaClient) error {
+	if err := BuildJavaImage(ctx, root, jreBase, work, ImageJavaClient, j.Dir, j.cp); err != nil {
 		return err
 	}
 	j.Image = ImageJavaClient
