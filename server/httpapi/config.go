@@ -390,6 +390,9 @@ func springIntRequired(p Params, name string) (int, error) {
 	if !ok {
 		return 0, compat.ConfigMissingParam(name, "int")
 	}
+	if strings.TrimSpace(v) == "" { // Spring 5.3: converted to null
+		return 0, compat.ConfigServerError("Required request parameter '" + name + "' for method parameter type int is present but converted to null")
+	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 32)
 	if err != nil {
 		return 0, compat.ConfigParamTypeMismatch("int", v)

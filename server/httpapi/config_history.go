@@ -61,8 +61,11 @@ func (h *configHandlers) historyList(c *fiber.Ctx, p Params) error {
 // springLongRequired is a required Long @RequestParam.
 func springLongRequired(p Params, name string) (int64, error) {
 	v, ok := p.Raw(name)
-	if !ok || v == "" {
+	if !ok {
 		return 0, compat.ConfigMissingParam(name, "Long")
+	}
+	if strings.TrimSpace(v) == "" { // Spring 5.3: converted to null
+		return 0, compat.ConfigServerError("Required request parameter '" + name + "' for method parameter type Long is present but converted to null")
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 	if err != nil {

@@ -564,3 +564,16 @@ func TestConfigOps(t *testing.T) {
 	expect(t, e.do("POST", "/nacos/v1/cs/ops/localCache", nil, nil), 200, "200")
 	expect(t, e.do("GET", "/nacos/v1/cs/communication/dataChange?dataId=a&group=G", nil, nil), 200, "true")
 }
+
+func TestConfigEmptyNumberParams(t *testing.T) {
+	t.Parallel()
+	e := newCfgEnv(t, clock.Real{})
+	expect(t, e.do("GET", "/nacos/v1/cs/configs?search=accurate&dataId=&group=&pageNo=&pageSize=1", nil, nil), 500,
+		"caused: Required request parameter 'pageNo' for method parameter type int is present but converted to null;")
+	expect(t, e.do("GET", "/nacos/v1/cs/history?dataId=a&group=G&nid=", nil, nil), 500,
+		"caused: Required request parameter 'nid' for method parameter type Long is present but converted to null;")
+	expect(t, e.do("GET", "/nacos/v1/cs/history?dataId=a&group=G", nil, nil), 500,
+		"caused: Required request parameter 'nid' for method parameter type Long is not present;")
+	expect(t, e.do("GET", "/nacos/v1/cs/history?search=accurate&dataId=a&group=G&pageNo=&pageSize=", nil, nil), 200,
+		`{"totalCount":0,"pageNumber":1,"pagesAvailable":0,"pageItems":[]}`)
+}
