@@ -194,6 +194,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 
 	cc := config.DefaultConfig()
 	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
+	cc.WorkerID = config.WorkerIDFromIP(ip)
 	if s.config, err = config.New(cc); err != nil {
 		return fmt.Errorf("server: start config: %w", err)
 	}
@@ -204,6 +205,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		ErrorHandler:          httpapi.ErrorHandler(s.log),
 		BodyLimit:             32 << 20,
 		ReadBufferSize:        32 << 10,
+		ReduceMemoryUsage:     true, // held long polls must not keep their 32 KiB read buffers
 		ReadTimeout:           0,
 		IdleTimeout:           90 * time.Second,
 	})
@@ -267,6 +269,12 @@ func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
 func (s *Server) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
+		// release held long polls first, or the HTTP shutdown waits for them
+		if s.config != nil {
+			if err := s.config.Close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		if s.app != nil {
 			if err := s.app.ShutdownWithTimeout(5 * time.Second); err != nil {
 				errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
@@ -276,11 +284,6 @@ func (s *Server) Close() error {
 		}
 		if s.registry != nil {
 			_ = s.registry.Close()
-		}
-		if s.config != nil {
-			if err := s.config.Close(); err != nil {
-				errs = append(errs, err)
-			}
 		}
 		if s.push != nil {
 			if err := s.push.Close(); err != nil {
