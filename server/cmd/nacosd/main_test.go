@@ -85,9 +85,10 @@ func startBinary(t *testing.T, bin, dir string, port int) *proc {
 	}
 }
 
-// TestKill9KeepsAcknowledgedWrites registers persistent instances as fast
-// as it can, SIGKILLs nacosd mid-stream and checks that every registration
-// answered "ok" is there after a restart.
+// TestKill9KeepsAcknowledgedWrites registers persistent instances and
+// publishes configs as fast as it can, SIGKILLs nacosd mid-stream and checks
+// that every registration answered "ok" and every publish answered "true" is
+// there after a restart.
 func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
@@ -102,6 +103,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 
 	var mu sync.Mutex
 	acked := map[int]bool{}
+	published := map[int]bool{}
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	client := &http.Client{Timeout: 5 * time.Second}
@@ -130,11 +132,36 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 			}
 		}(w)
 	}
+	for w := 0; w < 2; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := w; ; i += 2 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				form := url.Values{"dataId": {"crash-" + strconv.Itoa(i)}, "group": {"DEFAULT_GROUP"}, "content": {"v=" + strconv.Itoa(i)}}
+				resp, err := client.PostForm(p.base+"/v1/cs/configs", form)
+				if err != nil {
+					return
+				}
+				b, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 200 && string(b) == "true" {
+					mu.Lock()
+					published[i] = true
+					mu.Unlock()
+				}
+			}
+		}(w)
+	}
 	for {
 		mu.Lock()
-		n := len(acked)
+		n, m := len(acked), len(published)
 		mu.Unlock()
-		if n >= 300 {
+		if n >= 300 && m >= 100 {
 			break
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -165,7 +192,18 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 	if missing > 0 {
 		t.Fatalf("%d of %d acknowledged registrations lost after kill -9", missing, len(acked))
 	}
-	t.Logf("%d acknowledged persistent registrations all present after kill -9 and restart", len(acked))
+	for i := range published {
+		resp, err := http.Get(p2.base + "/v1/cs/configs?dataId=crash-" + strconv.Itoa(i) + "&group=DEFAULT_GROUP")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(b) != "v="+strconv.Itoa(i) {
+			t.Errorf("acknowledged publish crash-%d after kill -9: %d %q", i, resp.StatusCode, b)
+		}
+	}
+	t.Logf("%d acknowledged persistent registrations and %d acknowledged publishes all present after kill -9 and restart", len(acked), len(published))
 }
 
 // TestSIGTERMShutsDownGracefully checks the exit code and that data stays.
