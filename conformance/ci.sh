@@ -9,7 +9,7 @@
 # Environment (all optional):
 #   NACOS_REFERENCE_HOME   unpacked nacos-server-1.4.8 distribution: adds the java-nacos target
 #   NACOSD_CONFORMANCE_WORK  where logs, data and table.md go (default: conformance/.work)
-#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,corpus
+#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus
 #   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
 #   NACOSD_JRE_BASE_IMAGE    JRE base image tag (default nacosd-jre17:bookworm, built locally)
 set -uo pipefail
@@ -30,20 +30,22 @@ need_pkg() { # need_pkg <command> <debian package>
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { log "go not found"; exit 1; }
 
-only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,sca,corpus}"
+only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,sca,dubbo,corpus}"
 java_ok=1
 need_pkg java openjdk-17-jdk-headless || java_ok=0
 need_pkg javac openjdk-17-jdk-headless || java_ok=0
 need_pkg mvn maven || java_ok=0
 if [[ $java_ok == 1 ]]; then
   # Maven artifacts into the default ~/.m2 cache (quick when already there).
-  if ! (cd javatest/client && mvn -q -B package -DskipTests </dev/null) || ! (cd javatest/spring-cloud && mvn -q -B package -DskipTests </dev/null); then
+  if ! (cd javatest/client && mvn -q -B package -DskipTests </dev/null) \
+     || ! (cd javatest/spring-cloud && mvn -q -B package -DskipTests </dev/null) \
+     || ! (cd javatest/dubbo && mvn -q -B package -DskipTests </dev/null); then
     log "Maven build of javatest/client failed (no registry?); skipping the Java runners"
     java_ok=0
   fi
 fi
 if [[ $java_ok == 0 ]]; then
-  only=$(echo ",$only," | sed 's/,java,/,/; s/,restart,/,/; s/,sca,/,/; s/^,//; s/,$//')
+  only=$(echo ",$only," | sed 's/,java,/,/; s/,restart,/,/; s/,sca,/,/; s/,dubbo,/,/; s/^,//; s/,$//')
   log "WARNING: Java client scenarios skipped; running: $only"
 fi
 

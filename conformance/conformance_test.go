@@ -42,7 +42,7 @@ func workDir(t *testing.T) string {
 // (it builds nacosd and the Java programs and takes minutes); see
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
-// (comma list of runners: java, restart, sdkgo, npm, sca, corpus), NACOSD_CONFORMANCE_OUT
+// (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus), NACOSD_CONFORMANCE_OUT
 // (file that receives the Markdown table), NACOSD_CONFORMANCE_MODE (auto,
 // containers or processes; auto uses containers when a Docker engine answers
 // and the JRE base image exists).
@@ -84,6 +84,13 @@ func TestConformance(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	var dubbo *Dubbo
+	if enabled("dubbo") {
+		dubbo = &Dubbo{Dir: filepath.Join(root, "javatest", "dubbo"), WorkDir: work, RunID: run}
+		if err := dubbo.Build(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
 	var npm *NPMClient
 	if enabled("npm") {
 		npm = &NPMClient{Dir: filepath.Join(root, "conformance", "npm"), WorkDir: work}
@@ -99,7 +106,7 @@ func TestConformance(t *testing.T) {
 	} else {
 		t.Log("NACOS_REFERENCE_HOME not set: no Java Nacos reference (no 1.4.x server artifact is served by the Maven registry here); scenario assertions are the referee")
 	}
-	mode := containerMode(t, ctx, root, bin, work, java, sca, servers)
+	mode := containerMode(t, ctx, root, bin, work, java, sca, dubbo, servers)
 	for _, s := range servers {
 		if err := s.Start(ctx, 4*time.Minute); err != nil {
 			t.Fatal(err)
@@ -128,6 +135,9 @@ func TestConformance(t *testing.T) {
 			}
 			if sca != nil {
 				sca.Run(ctx, s, rs)
+			}
+			if dubbo != nil {
+				dubbo.Run(ctx, s, rs)
 			}
 		}()
 	}
@@ -180,7 +190,7 @@ func TestConformance(t *testing.T) {
 
 // containerMode switches servers and the Java client to containers when the
 // mode allows it and Docker is usable, and returns the mode used.
-func containerMode(t *testing.T, ctx context.Context, root, bin, work string, java *JavaClient, sca *SpringCloud, servers []*Server) string {
+func containerMode(t *testing.T, ctx context.Context, root, bin, work string, java *JavaClient, sca *SpringCloud, dubbo *Dubbo, servers []*Server) string {
 	mode := os.Getenv("NACOSD_CONFORMANCE_MODE")
 	if mode == "" {
 		mode = "auto"
@@ -213,6 +223,12 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 			t.Fatal(err)
 		}
 		sca.Image = ImageSpringCloud
+	}
+	if dubbo != nil {
+		if err := BuildJavaImage(ctx, root, jreBase, work, ImageDubbo, dubbo.Dir, dubbo.Classpath()); err != nil {
+			t.Fatal(err)
+		}
+		dubbo.Image = ImageDubbo
 	}
 	for _, s := range servers {
 		switch s.Name {
