@@ -3,43 +3,15 @@ package raftstore
 import (
 	"context"
 	"fmt"
+	"github.com/nacosd/nacosd/internal/testlog"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 )
 
-// testLogWriter sends log lines to t.Log until the test's cleanup runs
-// (logging after a test ends panics; raft goroutines may still be winding
-// down).
-type testLogWriter struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (w *testLogWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
 // testLogger returns a logger writing to t.Log. Call it before opening
 // stores so its cleanup runs after theirs.
-func testLogger(t testing.TB) *slog.Logger {
-	t.Helper()
-	w := &testLogWriter{t: t}
-	t.Cleanup(func() {
-		w.mu.Lock()
-		w.done = true
-		w.mu.Unlock()
-	})
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+func testLogger(t testing.TB) *slog.Logger { return testlog.New(t) }
 
 // testConfig is a one-node config with 50 ms timings in dir.
 func testConfig(t testing.TB, log *slog.Logger, dir string) Config {

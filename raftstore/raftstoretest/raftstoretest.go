@@ -4,9 +4,8 @@
 package raftstoretest
 
 import (
+	"github.com/nacosd/nacosd/internal/testlog"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,29 +54,4 @@ func Open(t testing.TB, cfg raftstore.Config) *raftstore.Store {
 // ends and drops lines after that (raft goroutines may log while shutting
 // down, and t.Log after the test panics). Create it before anything whose
 // cleanup must run while it still logs.
-func Logger(t testing.TB) *slog.Logger {
-	w := &logWriter{t: t}
-	t.Cleanup(w.stop)
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-type logWriter struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
-func (w *logWriter) stop() {
-	w.mu.Lock()
-	w.done = true
-	w.mu.Unlock()
-}
+func Logger(t testing.TB) *slog.Logger { return testlog.New(t) }

@@ -129,7 +129,7 @@ type item struct {
 	// the MD5 changes (ConfigCacheService.updateMd5), as Java's
 	// Last-Modified header does.
 	infoMod int64
-	beta *Beta
+	beta    *Beta
 	// betaIPs is beta.BetaIps split on ',' without trimming.
 	betaIPs []string
 	tags    map[string]*Tag

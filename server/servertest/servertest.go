@@ -5,12 +5,12 @@ package servertest
 
 import (
 	"context"
+	"github.com/nacosd/nacosd/internal/testlog"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,28 +24,8 @@ type Node struct {
 	t   testing.TB
 }
 
-// logWriter sends log lines to t.Log until the test ends.
-type logWriter struct {
-	mu   sync.Mutex
-	t    testing.TB
-	done bool
-}
-
-func (w *logWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if !w.done {
-		w.t.Log(strings.TrimRight(string(p), "\n"))
-	}
-	return len(p), nil
-}
-
 // Logger returns a slog.Logger writing to t.Log (silenced after cleanup).
-func Logger(t testing.TB) *slog.Logger {
-	w := &logWriter{t: t}
-	t.Cleanup(func() { w.mu.Lock(); w.done = true; w.mu.Unlock() })
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
+func Logger(t testing.TB) *slog.Logger { return testlog.New(t) }
 
 // Config returns a test configuration with its own data directory.
 func Config(t testing.TB) server.Config {
