@@ -78,14 +78,9 @@ func ParseBeat(raw string) (*BeatInfo, error) {
 	var b BeatInfo
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	if err := dec.Decode(&b); err != nil {
-		return nil, compat.DeserializeError("com.alibaba.nacos.naming.healthcheck.RsInfo", jacksonMessage(err))
+		return nil, compat.DeserializeError("com.alibaba.nacos.naming.healthcheck.RsInfo", err.Error()) // Jackson words it differently; the prefix is what clients see
 	}
 	return &b, nil
-}
-
-func jacksonMessage(err error) string {
-	// Jackson's message differs in wording; the body prefix is what matters.
-	return err.Error()
 }
 
 // ClientType is the client family parsed from the User-Agent (§5.2).

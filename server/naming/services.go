@@ -3,6 +3,7 @@ package naming
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"regexp"
 	"sort"
 	"strconv"
@@ -63,7 +64,7 @@ func (r *Registry) CreateService(ctx context.Context, f ServiceForm) error {
 	return err
 }
 
-func isCondFailed(err error) bool { return err != nil && errorsIs(err, raftstore.ErrCondFailed) }
+func isCondFailed(err error) bool { return errors.Is(err, raftstore.ErrCondFailed) }
 
 // UpdateService is PUT /service.
 func (r *Registry) UpdateService(ctx context.Context, f ServiceForm) error {

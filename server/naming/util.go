@@ -1,5 +1,0 @@
-package naming
-
-import "errors"
-
-func errorsIs(err, target error) bool { return errors.Is(err, target) }
