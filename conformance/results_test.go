@@ -2,8 +2,13 @@ package conformance
 
 import (
 	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -123,5 +128,57 @@ func TestNormalise(t *testing.T) {
 	want := `{"name":"DEFAULT_GROUP@@corpus.{run}","lastRefTime":<ms>,"checksum":"<hash>","cpu":<f>,"t":"<date>"}`
 	if got := Normalise(in, "abc"); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}
+
+// fakeServer serves body for every request on 127.0.0.1 and returns it as a
+// Server the corpus runner can target.
+func fakeServer(t *testing.T, name string, status int, body string) *Server {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		io.WriteString(w, body)
+	}))
+	t.Cleanup(ts.Close)
+	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
+	p, _ := strconv.Atoi(port)
+	return &Server{Name: name, Port: p}
+}
+
+func TestRunCorpusDifferential(t *testing.T) {
+	t.Parallel()
+	reqs, err := ParseCorpus(strings.NewReader("### a\n# expect 200\nGET /nacos/v1/ns/operator/metrics\n\n### b\nGET /nacos/x?run={run}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name      string
+		refBody   string
+		nacosBody string
+		nacosCode int
+		wantOK    map[string]bool
+	}{
+		{"same after normalising", `{"lastRefTime":1796078608302,"n":"r1"}`, `{"lastRefTime":1796078699999,"n":"r1"}`, 200,
+			map[string]bool{"corpus/a": true, "corpus/b": true}},
+		{"body differs", `{"n":1}`, `{"n":2}`, 200, map[string]bool{"corpus/a": false, "corpus/b": false}},
+		{"status differs from spec and reference", `{}`, `{}`, 404, map[string]bool{"corpus/a": false, "corpus/b": false}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ref := fakeServer(t, TargetReference, 200, tt.refBody)
+			n := fakeServer(t, TargetNacosd, tt.nacosCode, tt.nacosBody)
+			rs := NewResults()
+			RunCorpus(reqs, []*Server{n, ref}, "r1", rs)
+			for sc, want := range tt.wantOK {
+				r, ok := rs.Get(sc, TargetNacosd)
+				if !ok || r.OK != want {
+					t.Errorf("%s: ok=%v (present %v), want %v; detail %s", sc, r.OK, ok, want, r.Detail)
+				}
+				if rr, _ := rs.Get(sc, TargetReference); !rr.OK {
+					t.Errorf("%s: reference failed: %s", sc, rr.Detail)
+				}
+			}
+		})
 	}
 }
