@@ -106,12 +106,13 @@ var normalisers = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
-	{regexp.MustCompile(`"(lastRefTime|lastModified|createTime|modifyTime|lastBeat|timestamp)":\s*"?\d+"?`), `"$1":<ms>`},
-	{regexp.MustCompile(`"(checksum|md5)":\s*"[0-9a-f]*"`), `"$1":"<hash>"`},
-	{regexp.MustCompile(`"(id)":\s*"?\d+"?`), `"$1":<id>`},
-	{regexp.MustCompile(`"(cpu|load|mem)":\s*[-0-9.E]+`), `"$1":<f>`},
-	{regexp.MustCompile(`\b1\d{12}\b`), `<ms>`},
 	{regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`), `<date>`},
+	{regexp.MustCompile(`"(lastRefTime|lastModified|createTime|modifyTime|lastBeat|timestamp)":\s*("\d+"|\d+)`), `"$1":<ms>`},
+	{regexp.MustCompile(`"(checksum|md5)":\s*"[0-9a-f]*"`), `"$1":"<hash>"`},
+	{regexp.MustCompile(`"(id)":\s*("\d+"|\d+)`), `"$1":<id>`},
+	{regexp.MustCompile(`"(cpu|load|mem)":\s*[-0-9.E]+`), `"$1":<f>`},
+	{regexp.MustCompile(`"accessToken":"[^"]*"`), `"accessToken":"<token>"`},
+	{regexp.MustCompile(`\b1\d{12}\b`), `<ms>`},
 }
 
 // Normalise replaces timestamps, checksums, ids, dates and load figures.

@@ -172,16 +172,20 @@ func (rs *Results) WriteTable(w io.Writer, targets []string, kf KnownFailures) (
 		if v == VerdictRegression {
 			regressions = append(regressions, s)
 		}
-		detail := ""
-		if r, ok := rs.Get(s, TargetNacosd); ok && !r.OK {
+		detail, limit := "", 160
+		if r, ok := rs.Get(s, TargetNacosd); ok {
 			detail = r.Detail
+			if r.OK {
+				limit = 70
+			}
 		}
 		if reason, ok := kf.Reason(s); ok && v == VerdictKnown {
 			detail = reason + "; " + detail
 		}
 		detail = strings.ReplaceAll(detail, "|", "\\|")
-		if len(detail) > 160 {
-			detail = detail[:160] + "…"
+		detail = strings.ReplaceAll(detail, "\n", " ")
+		if len(detail) > limit {
+			detail = strings.ToValidUTF8(detail[:limit], "") + "…"
 		}
 		fmt.Fprintf(w, " %s | %s |\n", v, detail)
 	}

@@ -124,8 +124,8 @@ func TestParseCorpusFile(t *testing.T) {
 
 func TestNormalise(t *testing.T) {
 	t.Parallel()
-	in := `{"name":"DEFAULT_GROUP@@corpus.abc","lastRefTime":1796078608302,"checksum":"977d0ba637329f36192192f1cfb0ddc6","cpu":0.7,"t":"2026-11-30 22:39:42"}`
-	want := `{"name":"DEFAULT_GROUP@@corpus.{run}","lastRefTime":<ms>,"checksum":"<hash>","cpu":<f>,"t":"<date>"}`
+	in := `{"name":"DEFAULT_GROUP@@corpus.abc","lastRefTime":1796078608302,"checksum":"977d0ba637329f36192192f1cfb0ddc6","cpu":0.7,"t":"2026-11-30 22:39:42","timestamp":"2026-11-30T23:09:43.761+00:00","id":"12"}`
+	want := `{"name":"DEFAULT_GROUP@@corpus.{run}","lastRefTime":<ms>,"checksum":"<hash>","cpu":<f>,"t":"<date>","timestamp":"<date>","id":<id>}`
 	if got := Normalise(in, "abc"); got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
