@@ -43,7 +43,8 @@ func workDir(t *testing.T) string {
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
 // (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus), NACOSD_CONFORMANCE_OUT
-// (file that receives the Markdown table), NACOSD_CONFORMANCE_MODE (auto,
+// (file that receives the Markdown table), NACOSD_CONFORMANCE_SELF_REFERENCE=1
+// (a second nacosd plays the reference: checks the harness itself), NACOSD_CONFORMANCE_MODE (auto,
 // containers or processes; auto uses containers when a Docker engine answers
 // and the JRE base image exists).
 func TestConformance(t *testing.T) {
@@ -103,6 +104,13 @@ func TestConformance(t *testing.T) {
 	if home := os.Getenv("NACOS_REFERENCE_HOME"); home != "" {
 		servers = append(servers, NewReference(filepath.Join(root, "javatest", "reference", "run.sh"), home,
 			filepath.Join(work, "reference"), filepath.Join(work, "reference.log"), logger))
+	} else if os.Getenv("NACOSD_CONFORMANCE_SELF_REFERENCE") == "1" {
+		// Harness check: a second nacosd stands in for the reference, so the
+		// two-target path and the corpus normalisation get exercised.
+		ref := NewNacosd(bin, filepath.Join(work, "selfref-data"), filepath.Join(work, "selfref.log"), logger)
+		ref.Name = TargetReference
+		servers = append(servers, ref)
+		t.Log("NACOSD_CONFORMANCE_SELF_REFERENCE=1: the java-nacos column is a second nacosd")
 	} else {
 		t.Log("NACOS_REFERENCE_HOME not set: no Java Nacos reference (no 1.4.x server artifact is served by the Maven registry here); scenario assertions are the referee")
 	}
@@ -240,6 +248,14 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 			s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":/data"}, nil)
 		case TargetReference:
 			home := os.Getenv("NACOS_REFERENCE_HOME")
+			if home == "" { // self-reference: a second nacosd
+				data := filepath.Join(work, "selfref-data")
+				if err := os.MkdirAll(data, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":/data"}, nil)
+				continue
+			}
 			ref := filepath.Join(root, "javatest", "reference")
 			rw := filepath.Join(work, "reference")
 			if err := os.MkdirAll(rw, 0o755); err != nil {
