@@ -142,7 +142,10 @@ func (req CorpusRequest) Send(s *Server, run string, client *http.Client) Corpus
 		return CorpusResponse{Err: err.Error()}
 	}
 	ct := strings.ReplaceAll(strings.ToLower(resp.Header.Get("Content-Type")), " ", "")
-	return CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(string(b), run)}
+	// The server's own HTTP and raft ports appear in operator/servers & co.
+	body := regexp.MustCompile(`\b`+strconv.Itoa(s.Port)+`\b`).ReplaceAllString(string(b), "<port>")
+	body = regexp.MustCompile(`\b`+strconv.Itoa(s.Port-1000)+`\b`).ReplaceAllString(body, "<raft-port>")
+	return CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(body, run)}
 }
 
 // RunCorpus sends every request to every server (each server sees the
