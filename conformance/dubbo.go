@@ -57,7 +57,8 @@ var dubboOpens = []string{"--add-opens", "java.base/java.lang=ALL-UNNAMED", "--a
 func (d *Dubbo) command(ctx context.Context, s *Server, role string, args ...string) *exec.Cmd {
 	dir := filepath.Join(d.WorkDir, "dubbo-"+s.Name+"-"+role)
 	jvm := append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1"}, dubboOpens...)
-	jvm = append(jvm, "-DJM.LOG.PATH="+dir+"/logs", "-DJM.SNAPSHOT.PATH="+dir, "-Duser.home="+dir,
+	// QoS off: every Dubbo process would try to bind 22222.
+	jvm = append(jvm, "-Ddubbo.application.qos.enable=false", "-DJM.LOG.PATH="+dir+"/logs", "-DJM.SNAPSHOT.PATH="+dir, "-Duser.home="+dir,
 		"-Dcom.alibaba.nacos.client.naming.local.ip=127.0.0.1", "-cp")
 	tail := append([]string{"nacosd.dubbo.Main", role, s.Addr(), "dubbo-ns-" + d.RunID}, args...)
 	if d.Image == "" {

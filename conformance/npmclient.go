@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -36,8 +37,16 @@ func (n *NPMClient) Install(ctx context.Context) error {
 func (n *NPMClient) Run(ctx context.Context, s *Server, rs *Results) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	// nacos-config shares connections between processes through
+	// cluster-client, leader on 127.0.0.1:7777 by default: two runs at once
+	// (one per target) would route one target's calls through the other.
+	port, err := FreePort()
+	if err != nil {
+		return err
+	}
 	cmd := exec.CommandContext(ctx, "node", "scenarios.js", s.Addr(), "all")
 	cmd.Dir = n.Dir
+	cmd.Env = append(os.Environ(), "NODE_CLUSTER_CLIENT_PORT="+strconv.Itoa(port))
 	cmd.WaitDelay = 5 * time.Second
 	logf, err := os.Create(filepath.Join(n.WorkDir, "npm-"+s.Name+".stderr"))
 	if err != nil {
