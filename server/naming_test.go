@@ -300,3 +300,20 @@ func TestGoClientRawBeat(t *testing.T) {
 		t.Fatalf("go list: %s", list)
 	}
 }
+
+func TestLoginDefaultUser(t *testing.T) {
+	n := servertest.Start(t, servertest.Config(t))
+	// the Java client: username in the query, password in the form body
+	r := n.Do("POST", "/nacos/v1/auth/users/login", url.Values{"username": {"nacos"}}, url.Values{"password": {"nacos"}}, nil)
+	if r.Status != 200 || !strings.HasPrefix(r.Body, `{"accessToken":"eyJhbGciOiJIUzI1NiJ9.`) || !strings.HasSuffix(r.Body, `","tokenTtl":18000,"globalAdmin":true,"username":"nacos"}`) ||
+		!strings.HasPrefix(r.Header.Get("Authorization"), "Bearer eyJ") {
+		t.Fatalf("login: %d %s %v", r.Status, r.Body, r.Header)
+	}
+	if r := n.Do("POST", "/nacos/v1/auth/login", url.Values{"username": {"nacos"}, "password": {"bad"}}, nil, nil); r.Status != 403 || r.Body != "unknown user!" {
+		t.Fatalf("bad password: %d %q", r.Status, r.Body)
+	}
+	if r := n.Do("POST", "/nacos/v1/auth/users/login", url.Values{"password": {"nacos"}}, nil, nil); r.Status != 500 ||
+		r.Body != "caused: Required request parameter 'username' for method parameter type String is not present;" {
+		t.Fatalf("missing username: %d %q", r.Status, r.Body)
+	}
+}

@@ -35,7 +35,7 @@ func newSDKNamingClient(t *testing.T, n *servertest.Node) naming_client.INamingC
 	port, _ := strconv.ParseUint(portS, 10, 64)
 	dir := t.TempDir()
 	cc := constant.ClientConfig{TimeoutMs: 5000, NotLoadCacheAtStart: true, LogDir: dir + "/log", CacheDir: dir + "/cache",
-		LogLevel: "warn", UpdateCacheWhenEmpty: true}
+		LogLevel: "warn", UpdateCacheWhenEmpty: true, Username: "nacos", Password: "nacos"} // log in, as apps with a username configured do
 	sc := []constant.ServerConfig{{IpAddr: host, Port: port, ContextPath: "/nacos"}}
 	c, err := clients.NewNamingClient(vo.NacosClientParam{ClientConfig: &cc, ServerConfigs: sc})
 	if err != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/config"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
@@ -212,6 +213,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s)
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
+	ac := auth.DefaultConfig()
+	ac.Now = s.cfg.Clock.Now
+	authSvc, err := auth.New(ac)
+	if err != nil {
+		return fmt.Errorf("server: start auth: %w", err)
+	}
+	httpapi.MountAuth(root, authSvc)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad})
 	go func() { s.serveErr <- s.app.Listener(ln) }()
