@@ -172,7 +172,6 @@ func (a *SpringCloud) Run(ctx context.Context, s *Server, rs *Results) {
 		return
 	}
 	base := func(port int) string { return "http://127.0.0.1:" + strconv.Itoa(port) }
-	start := time.Now()
 	prov, err := a.start(s, "provider", pPort, "--spring.application.name="+provider, "--shared.dataid="+shared)
 	if err != nil {
 		add("provider.start", 0, "", err)
@@ -198,7 +197,6 @@ func (a *SpringCloud) Run(ctx context.Context, s *Server, rs *Results) {
 	if err != nil {
 		return
 	}
-	_ = start
 	d, err = eventually(10*time.Second, func() error {
 		ports, err := instancePorts(s, provider)
 		if err != nil {
