@@ -3,6 +3,7 @@ package naming
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"strconv"
@@ -23,30 +24,46 @@ const (
 
 // healthChecker probes persistent instances of clusters whose checker is TCP
 // or HTTP (§4.3) and flips their in-memory health after checkTimes agreeing
-// results. One round every interval; probes of a round run concurrently.
+// results. Like Java's HealthCheckTask, every cluster has its own schedule:
+// the first round 2000 + rand(0, rand(0, 5000)) ms after the cluster is
+// seen, each next one checkRtNormalized later, where checkRtNormalized
+// follows the probes' response times (factor, min and max from the switch
+// domain's tcp/httpHealthParams). A fixed Config.HealthCheckInterval
+// replaces that schedule (tests).
 type healthChecker struct {
-	r        *Registry
-	interval time.Duration
-	timeout  time.Duration
-	client   *http.Client
-	sem      chan struct{}
+	r       *Registry
+	fixed   time.Duration // 0: Java's adaptive schedule
+	tick    time.Duration // scheduler resolution
+	timeout time.Duration
+	client  *http.Client
+	sem     chan struct{}
+	rand    func(n int64) int64
 
-	mu  sync.Mutex
-	rts map[string]*clusterRT
-	wg  sync.WaitGroup
+	mu    sync.Mutex
+	tasks map[string]*clusterTask // "<ns>##<svc>/<cluster>"
+	wg    sync.WaitGroup
 }
 
-type clusterRT struct{ best, worst, normalized int64 }
+// clusterTask is one cluster's HealthCheckTask state.
+type clusterTask struct {
+	best, worst, normalized int64 // ms
+	next                    time.Time
+	running                 bool
+	seen                    bool // still configured at the last scan
+}
 
 func newHealthChecker(r *Registry) *healthChecker {
-	h := &healthChecker{r: r, interval: r.cfg.HealthCheckInterval, timeout: 500 * time.Millisecond, sem: make(chan struct{}, 64),
-		rts: map[string]*clusterRT{}}
+	h := &healthChecker{r: r, fixed: r.cfg.HealthCheckInterval, tick: 100 * time.Millisecond, timeout: 500 * time.Millisecond,
+		sem: make(chan struct{}, 64), rand: rand.Int64N, tasks: map[string]*clusterTask{}}
+	if h.fixed > 0 && h.fixed < h.tick {
+		h.tick = h.fixed
+	}
 	h.client = &http.Client{
 		Timeout:       h.timeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil, DialContext: (&net.Dialer{Timeout: h.timeout}).DialContext},
 	}
-	r.schedule(h.interval, h.interval, h.round)
+	r.schedule(h.tick, h.tick, h.round)
 	return h
 }
 
@@ -55,7 +72,7 @@ func (h *healthChecker) close() { h.wg.Wait() }
 func (h *healthChecker) rt(svcKey, cluster string) (best, worst, norm int64) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if c, ok := h.rts[svcKey+"/"+cluster]; ok {
+	if c, ok := h.tasks[svcKey+"/"+cluster]; ok && c.best >= 0 {
 		return c.best, c.worst, c.normalized
 	}
 	return -1, -1, -1
@@ -65,26 +82,75 @@ type probeTarget struct {
 	ns, svc string
 	in      *Instance
 	cluster ClusterMeta
+	task    string
 }
 
-// round runs one probe of every persistent instance and waits for them.
+// round starts the probes of every cluster whose task is due; it does not
+// wait for them (a slow cluster never delays another).
 func (h *healthChecker) round() {
 	if !h.r.Switches().HealthCheckEnabled {
 		return
 	}
-	var targets []probeTarget
+	now := h.r.cfg.Clock.Now()
+	due := map[string][]probeTarget{}
+	h.mu.Lock()
+	for _, t := range h.tasks {
+		t.seen = false
+	}
+	h.mu.Unlock()
 	for _, ref := range h.r.allServices() {
 		s := ref.svc
 		s.mu.RLock()
-		for _, in := range s.persistent {
-			c, ok := s.meta.Clusters[in.ClusterName]
-			if !ok || in.Marked || (c.HealthChecker.Type != "TCP" && c.HealthChecker.Type != "HTTP") {
+		for cname, c := range s.meta.Clusters {
+			if c.HealthChecker.Type != "TCP" && c.HealthChecker.Type != "HTTP" {
 				continue
 			}
-			targets = append(targets, probeTarget{ref.ns, ref.name, in, c})
+			key := ServiceKey(ref.ns, ref.name) + "/" + cname
+			h.mu.Lock()
+			t := h.tasks[key]
+			if t == nil {
+				t = &clusterTask{best: -1, worst: -1, normalized: 2000 + h.rand(h.rand(5000)+1)}
+				t.next = now.Add(time.Duration(t.normalized) * time.Millisecond)
+				if h.fixed > 0 {
+					t.next = now.Add(h.fixed)
+				}
+				h.tasks[key] = t
+			}
+			t.seen = true
+			isDue := !t.running && !now.Before(t.next)
+			if isDue {
+				t.running = true
+				due[key] = []probeTarget{}
+			}
+			h.mu.Unlock()
+			if !isDue {
+				continue
+			}
+			for _, in := range s.persistent {
+				if in.ClusterName == cname && !in.Marked {
+					due[key] = append(due[key], probeTarget{ref.ns, ref.name, in, c, key})
+				}
+			}
 		}
 		s.mu.RUnlock()
 	}
+	h.mu.Lock()
+	for k, t := range h.tasks { // clusters that are gone, or no longer probed
+		if !t.seen && !t.running {
+			delete(h.tasks, k)
+		}
+	}
+	h.mu.Unlock()
+	for key, targets := range due {
+		h.wg.Add(1)
+		go h.runCluster(key, targets)
+	}
+}
+
+// runCluster probes one cluster's instances concurrently, then schedules
+// its next round checkRtNormalized (or the fixed interval) later.
+func (h *healthChecker) runCluster(key string, targets []probeTarget) {
+	defer h.wg.Done()
 	var wg sync.WaitGroup
 	for _, t := range targets {
 		if h.r.closed.Load() {
@@ -92,15 +158,42 @@ func (h *healthChecker) round() {
 		}
 		h.sem <- struct{}{}
 		wg.Add(1)
-		h.wg.Add(1)
 		go func(t probeTarget) {
-			defer func() { <-h.sem; wg.Done(); h.wg.Done() }()
+			defer func() { <-h.sem; wg.Done() }()
 			start := time.Now()
 			res := h.probe(t)
 			h.record(t, res, time.Since(start).Milliseconds())
 		}(t)
 	}
 	wg.Wait()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if t, ok := h.tasks[key]; ok {
+		t.running = false
+		delay := time.Duration(t.normalized) * time.Millisecond
+		if h.fixed > 0 {
+			delay = h.fixed
+		}
+		t.next = h.r.cfg.Clock.Now().Add(delay)
+	}
+}
+
+// reEvaluate is HealthCheckCommon.reEvaluateCheckRT for one probe's rt.
+func (t *clusterTask) reEvaluate(rt int64, p HealthParams) {
+	if t.worst < 0 || rt > t.worst {
+		t.worst = rt
+	}
+	if t.best < 0 || rt < t.best {
+		t.best = rt
+	}
+	n := int64(float64(p.Factor)*float64(t.normalized) + (1-float64(p.Factor))*float64(rt))
+	if n > int64(p.Max) {
+		n = int64(p.Max)
+	}
+	if n < int64(p.Min) {
+		n = int64(p.Min)
+	}
+	t.normalized = n
 }
 
 func (h *healthChecker) probe(t probeTarget) probeResult {
@@ -157,27 +250,22 @@ func classifyErr(err error) probeResult {
 
 // record applies one result with the checkTimes state machine.
 func (h *healthChecker) record(t probeTarget, res probeResult, rtMillis int64) {
+	sw := h.r.Switches()
+	params := sw.TCPHealthParams
+	if t.cluster.HealthChecker.Type == "HTTP" {
+		params = sw.HTTPHealthParams
+	}
 	h.mu.Lock()
-	key := ServiceKey(t.ns, t.svc) + "/" + t.in.ClusterName
-	c := h.rts[key]
-	if c == nil {
-		c = &clusterRT{best: rtMillis, worst: rtMillis, normalized: rtMillis}
-		h.rts[key] = c
+	if task, ok := h.tasks[t.task]; ok {
+		task.reEvaluate(rtMillis, params)
 	}
-	if rtMillis < c.best {
-		c.best = rtMillis
-	}
-	if rtMillis > c.worst {
-		c.worst = rtMillis
-	}
-	c.normalized = (c.normalized*3 + rtMillis) / 4
 	h.mu.Unlock()
 
 	s := h.r.service(t.ns, t.svc)
 	if s == nil {
 		return
 	}
-	checkTimes := h.r.Switches().CheckTimes
+	checkTimes := sw.CheckTimes
 	changed := false
 	s.mu.Lock()
 	in, ok := s.persistent[t.in.DatumKey()]

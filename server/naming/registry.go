@@ -58,8 +58,9 @@ type Config struct {
 	EmptyServiceCleanPeriod  time.Duration // 30 s
 	// HealthCheck enables TCP/HTTP probing of persistent instances.
 	HealthCheck bool
-	// HealthCheckInterval is the period between probe rounds (2 s; Java
-	// adapts it between 1 s and 5 s to the measured response time).
+	// HealthCheckInterval, when positive, replaces Java's adaptive probe
+	// schedule (first round 2–7 s after a cluster appears, then
+	// checkRtNormalized: 1–5 s for TCP, 0.5–5 s for HTTP) with a fixed period.
 	HealthCheckInterval time.Duration
 	// WriteTimeout bounds one CP write.
 	WriteTimeout time.Duration
@@ -69,7 +70,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{Clock: clock.Real{}, Logger: slog.Default(), ExpireInstances: true, BeatCheckInterval: 5 * time.Second,
 		EmptyServiceClean: true, EmptyServiceCleanInitial: 50 * time.Second, EmptyServiceCleanPeriod: 30 * time.Second,
-		HealthCheck: true, HealthCheckInterval: 2 * time.Second, WriteTimeout: 10 * time.Second}
+		HealthCheck: true, WriteTimeout: 10 * time.Second}
 }
 
 // Validate checks the configuration.
@@ -85,8 +86,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("naming: Config.BeatCheckInterval must be positive, got %v", c.BeatCheckInterval)
 	case c.EmptyServiceClean && c.EmptyServiceCleanPeriod <= 0:
 		return fmt.Errorf("naming: Config.EmptyServiceCleanPeriod must be positive, got %v", c.EmptyServiceCleanPeriod)
-	case c.HealthCheck && c.HealthCheckInterval <= 0:
-		return fmt.Errorf("naming: Config.HealthCheckInterval must be positive, got %v", c.HealthCheckInterval)
+	case c.HealthCheckInterval < 0:
+		return fmt.Errorf("naming: Config.HealthCheckInterval must not be negative, got %v", c.HealthCheckInterval)
 	case c.WriteTimeout <= 0:
 		return fmt.Errorf("naming: Config.WriteTimeout must be positive, got %v", c.WriteTimeout)
 	}

@@ -1,0 +1,30 @@
+package naming
+
+import "testing"
+
+// TestReEvaluateCheckRT follows HealthCheckCommon.reEvaluateCheckRT: the next
+// delay converges on the response time, clamped to the switch's bounds.
+func TestReEvaluateCheckRT(t *testing.T) {
+	tcp := HealthParams{Max: 5000, Min: 1000, Factor: 0.75}
+	http := HealthParams{Max: 5000, Min: 500, Factor: 0.85}
+	task := &clusterTask{best: -1, worst: -1, normalized: 2000}
+	for _, want := range []int64{1500, 1125, 1000, 1000} { // rt 0 on loopback: TCP settles at its 1 s minimum
+		task.reEvaluate(0, tcp)
+		if task.normalized != want {
+			t.Fatalf("tcp: normalized %d, want %d", task.normalized, want)
+		}
+	}
+	task.reEvaluate(20000, tcp) // a slow probe pushes it to the 5 s maximum
+	if task.normalized != 5000 || task.worst != 20000 || task.best != 0 {
+		t.Fatalf("slow probe: %+v", task)
+	}
+	h := &clusterTask{best: -1, worst: -1, normalized: 600}
+	h.reEvaluate(3, http) // 0.85*600 + 0.15*3 = 510.45
+	if h.normalized != 510 {
+		t.Fatalf("http: %d", h.normalized)
+	}
+	h.reEvaluate(3, http)
+	if h.normalized != 500 {
+		t.Fatalf("http min: %d", h.normalized)
+	}
+}
