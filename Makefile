@@ -23,6 +23,7 @@ test-short:
 FUZZTIME ?= 20s
 fuzz:
 	$(GO) test ./server/ -run '^$$' -fuzz FuzzNamingParams -fuzztime $(FUZZTIME)
+	$(GO) test ./server/ -run '^$$' -fuzz FuzzConfigParams -fuzztime $(FUZZTIME)
 	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseBeat -fuzztime $(FUZZTIME)
 	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseMetadata -fuzztime $(FUZZTIME)
 	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)

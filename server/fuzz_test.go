@@ -70,3 +70,53 @@ func FuzzNamingParams(f *testing.F) {
 		}
 	})
 }
+
+// FuzzConfigParams does the same for the config and namespace endpoints
+// (long polls are asked not to hang, so every request answers at once).
+func FuzzConfigParams(f *testing.F) {
+	seeds := []struct{ method, path, query, body string }{
+		{"POST", "/nacos/v1/cs/configs", "", "dataId=a.yaml&group=DEFAULT_GROUP&content=k%3A+v&type=yaml&config_tags=x,y"},
+		{"GET", "/nacos/v1/cs/configs", "dataId=a.yaml&group=DEFAULT_GROUP&tenant=&show=all", ""},
+		{"GET", "/nacos/v1/cs/configs", "search=blur&dataId=*&group=&pageNo=1&pageSize=x", ""},
+		{"DELETE", "/nacos/v1/cs/configs", "delType=ids&ids=1,x,", ""},
+		{"POST", "/nacos/v1/cs/configs/listener", "", "Listening-Configs=a.yaml%02DEFAULT_GROUP%02%01"},
+		{"POST", "/nacos/v1/cs/configs/listener", "", "Listening-Configs=%ZZ%02"},
+		{"GET", "/nacos/v1/cs/history", "search=accurate&dataId=a&group=g&pageNo=0&pageSize=-1", ""},
+		{"GET", "/nacos/v1/cs/history/previous", "id=abc", ""},
+		{"POST", "/nacos/v1/cs/configs", "beta=true", "dataId=b&group=g&content=c"},
+		{"GET", "/nacos/v1/cs/configs", "export=true&group=&ids=", ""},
+		{"POST", "/nacos/v1/console/namespaces", "", "customNamespaceId=ns%20x&namespaceName=n&namespaceDesc=d"},
+		{"DELETE", "/nacos/v1/console/namespaces", "namespaceId=", ""},
+		{"GET", "/nacos/v1/console/namespaces", "show=all&namespaceId=zzz", ""},
+	}
+	for _, s := range seeds {
+		f.Add(s.method, s.path, s.query, s.body)
+	}
+	cfg := servertest.Config(f)
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	n := servertest.Start(f, cfg)
+	h := n.Handler()
+	f.Fuzz(func(t *testing.T, method, path, query, body string) {
+		switch method {
+		case "GET", "POST", "PUT", "DELETE", "HEAD":
+		default:
+			return
+		}
+		if !(strings.HasPrefix(path, "/nacos/v1/cs/") || strings.HasPrefix(path, "/nacos/v1/console/")) || strings.ContainsAny(path, "?# \x00") {
+			return
+		}
+		ctx := &fasthttp.RequestCtx{}
+		ctx.Request.Header.SetMethod(method)
+		ctx.Request.SetRequestURI(path + "?" + query)
+		ctx.Request.Header.SetContentType("application/x-www-form-urlencoded")
+		ctx.Request.Header.Set("Long-Pulling-Timeout", "30000")
+		ctx.Request.Header.Set("Long-Pulling-Timeout-No-Hangup", "true")
+		ctx.Request.SetBodyString(body)
+		h(ctx)
+		switch st := ctx.Response.StatusCode(); st {
+		case 200, 400, 403, 404, 405, 500, 501:
+		default:
+			t.Fatalf("%s %s?%s: unexpected status %d %q", method, path, query, st, ctx.Response.Body())
+		}
+	})
+}
