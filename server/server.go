@@ -13,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
@@ -210,6 +212,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		ReadTimeout:           0,
 		IdleTimeout:           90 * time.Second,
 	})
+	// A handler bug must cost one request, not the process: the panic is
+	// logged with its stack and answered 500 through the error handler.
+	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
+		s.log.Error("handler panic", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
+	}}))
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s)
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
