@@ -716,10 +716,7 @@ func (r *Registry) dropService(ns, name string, s *Service) {
 	s.mu.Unlock()
 	r.mu.Lock()
 	if r.namespaces[ns][name] == s {
-		delete(r.namespaces[ns], name)
-		if len(r.namespaces[ns]) == 0 {
-			delete(r.namespaces, ns)
-		}
+		delete(r.namespaces[ns], name) // the namespace stays, as in Java's serviceMap
 	}
 	r.mu.Unlock()
 	r.changed(ns, name)

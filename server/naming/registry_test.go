@@ -390,3 +390,23 @@ func TestEmptyServiceCleanAndConcurrentRegister(t *testing.T) {
 		}
 	}
 }
+
+func TestServiceNames(t *testing.T) {
+	e := newEnv(t)
+	e.register("G1@@same", "10.0.0.1", 1, nil)
+	e.register("G2@@same", "10.0.0.1", 1, nil)
+	e.register("G1@@other", "10.0.0.1", 1, nil)
+	b, err := e.reg.ServiceNames("", "sam")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(b) != `{"services":{"public":["same"]},"count":1}` {
+		t.Fatalf("names: %s", b)
+	}
+	if _, err := e.reg.ServiceNames("nope", ""); asCompat(err) == nil || asCompat(err).Status != 500 || asCompat(err).Body != "" {
+		t.Fatalf("unknown namespace: %v", err)
+	}
+	if _, err := e.reg.ServiceNames("", "("); asCompat(err) == nil || asCompat(err).Status != 400 {
+		t.Fatalf("bad regex: %v", err)
+	}
+}

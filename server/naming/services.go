@@ -212,16 +212,26 @@ func (r *Registry) ListServices(ns, group, selector string, pageNo, pageSize int
 	return w.EndArray().Key("count").Int(int64(len(matched))).EndObject().Bytes(), nil
 }
 
-// ServiceNames is GET /service/names (§3.4).
+// ServiceNames is GET /service/names (ServiceController.searchService):
+// bare names matching ".*expr.*" against "<grouped>:[]", per namespace, as
+// HashSets (so one bare name in two groups appears once); count is the
+// number of namespaces. A named namespace that does not exist fails with an
+// NPE (500, empty body); a bad regex is a PatternSyntaxException (400).
 func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
 	re, err := regexp.Compile("^(?:.*" + expr + ".*)$")
 	if err != nil {
-		return nil, compat.ServerError(err.Error())
+		return nil, compat.IllegalArgument(err.Error())
 	}
-	r.mu.RLock()
 	var nss []string
-	for n := range r.namespaces {
-		if ns == "" || n == ns {
+	r.mu.RLock()
+	if !JavaTrimBlank(ns) {
+		if _, ok := r.namespaces[ns]; !ok {
+			r.mu.RUnlock()
+			return nil, compat.ServerError("")
+		}
+		nss = []string{ns}
+	} else {
+		for n := range r.namespaces {
 			nss = append(nss, n)
 		}
 	}
@@ -229,22 +239,18 @@ func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
 	sort.Strings(nss)
 	w := compat.NewJSON(256)
 	w.BeginObject().Key("services").BeginObject()
-	count := 0
-	for _, n := range nss {
-		names := r.namesOf(n)
-		var out []string
-		for _, g := range names {
-			if re.MatchString(g + ":[]") {
-				out = append(out, BareName(g))
+	for _, n := range compat.JavaHashOrderStrings(nss, 16) {
+		seen := map[string]bool{}
+		var bare []string
+		for _, g := range r.namesOf(n) {
+			if b := BareName(g); re.MatchString(g+":[]") && !seen[b] {
+				seen[b] = true
+				bare = append(bare, b)
 			}
 		}
-		if len(out) == 0 && len(names) == 0 {
-			continue
-		}
-		w.Key(n).StrList(out)
-		count++
+		w.Key(n).StrList(compat.JavaHashOrderStrings(bare, 16))
 	}
-	return w.EndObject().Key("count").Int(int64(count)).EndObject().Bytes(), nil
+	return w.EndObject().Key("count").Int(int64(len(nss))).EndObject().Bytes(), nil
 }
 
 // Subscribers is GET /service/subscribers with Java's fuzzy matching
