@@ -410,3 +410,46 @@ func TestServiceNames(t *testing.T) {
 		t.Fatalf("bad regex: %v", err)
 	}
 }
+
+func TestListServicesPagingAndSelector(t *testing.T) {
+	e := newEnv(t)
+	for i, name := range []string{"a", "b", "c"} {
+		e.register("DEFAULT_GROUP@@"+name, "10.0.0.1", i+1, func(in *Instance) { in.Metadata = map[string]string{"zone": name} })
+	}
+	e.register("G2@@d", "10.0.0.1", 9, nil)
+	cases := []struct {
+		group, selector string
+		pageNo, size    int
+		want            string
+	}{
+		{"DEFAULT_GROUP", "", 1, 2, `{"doms":["a","b"],"count":3}`},
+		{"DEFAULT_GROUP", "", 2, 2, `{"doms":["c"],"count":3}`},
+		{"DEFAULT_GROUP", "", 3, 2, `{"doms":[],"count":3}`},
+		{"DEFAULT_GROUP", "", 1, 2147483647, `{"doms":["a","b","c"],"count":3}`}, // SCA and Dubbo page size
+		{"*", "", 1, 10, `{"doms":["DEFAULT_GROUP@@a","DEFAULT_GROUP@@b","DEFAULT_GROUP@@c","G2@@d"],"count":4}`},
+		{"DEFAULT_GROUP", `{"type":"label","expression":"INSTANCE.metadata.zone = 'b'"}`, 1, 10, `{"doms":["b"],"count":1}`},
+		{"DEFAULT_GROUP", `{"type":"label","expression":"SERVICE.metadata.zone = 'b'"}`, 1, 10, `{"doms":[],"count":0}`},
+		{"DEFAULT_GROUP", `{"type":"none","expression":"x"}`, 1, 10, `{"doms":["a","b","c"],"count":3}`},
+	}
+	for _, c := range cases {
+		b, err := e.reg.ListServices(DefaultNamespace, c.group, c.selector, c.pageNo, c.size)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%+v: got %s %v", c, b, err)
+		}
+	}
+	errs := []struct {
+		selector string
+		status   int
+		body     string
+	}{
+		{`{"type":"foo","expression":"x"}`, 400, "caused: No enum constant com.alibaba.nacos.api.selector.SelectorType.foo;"},
+		{`{"expression":"x"}`, 500, ""},
+		{`{"type":"label","expression":"INSTANCE.metadata.zone"}`, 500, "caused: Index 1 out of bounds for length 1;"},
+	}
+	for _, c := range errs {
+		_, err := e.reg.ListServices(DefaultNamespace, "DEFAULT_GROUP", c.selector, 1, 10)
+		if ce := asCompat(err); ce == nil || ce.Status != c.status || ce.Body != c.body {
+			t.Errorf("%s: got %v, want %d %q", c.selector, err, c.status, c.body)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
@@ -145,71 +146,130 @@ func (r *Registry) namesOf(ns string) []string {
 	return names
 }
 
-var metaSelectorRE = regexp.MustCompile(`^(INSTANCE|SERVICE)\.metadata\.([^=]+)='(.*)'$`)
-
-// ListServices is GET /service/list (§3.4).
+// ListServices is GET /service/list (ServiceController.list, §3.4),
+// including its label-selector filter ("INSTANCE.metadata.k = 'v'" or
+// "SERVICE.metadata.k = 'v'"), its Java int paging arithmetic and the
+// exceptions its selector parsing can throw.
 func (r *Registry) ListServices(ns, group, selector string, pageNo, pageSize int) ([]byte, error) {
 	names := r.namesOf(ns)
-	var filter func(*Service) bool
-	if strings.TrimSpace(selector) != "" {
-		var sel struct {
-			Type       string `json:"type"`
-			Expression string `json:"expression"`
-		}
-		if err := json.Unmarshal([]byte(selector), &sel); err == nil && sel.Type == "label" && sel.Expression != "" {
-			expr := strings.Join(strings.Fields(sel.Expression), "")
-			if m := metaSelectorRE.FindStringSubmatch(expr); m != nil {
-				kind, k, v := m[1], m[2], m[3]
-				filter = func(s *Service) bool {
-					s.mu.RLock()
-					defer s.mu.RUnlock()
-					if kind == "SERVICE" {
-						return s.meta.Metadata[k] == v
-					}
-					for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
-						for _, in := range list {
-							if in.Metadata[k] == v {
-								return true
-							}
-						}
-					}
-					return false
-				}
-			}
-		}
+	if len(names) == 0 {
+		return compat.ServiceList([]string{}, 0), nil
 	}
-	var matched []string
 	prefix := group + GroupSeparator
-	for _, n := range names {
-		if group != "*" && !strings.HasPrefix(n, prefix) {
-			continue
-		}
-		if filter != nil {
-			if s := r.service(ns, n); s == nil || !filter(s) {
-				continue
+	if group != "*" {
+		kept := names[:0]
+		for _, n := range names {
+			if strings.HasPrefix(n, prefix) {
+				kept = append(kept, n)
 			}
 		}
-		matched = append(matched, n)
+		names = kept
 	}
-	start := (pageNo - 1) * pageSize
+	if !JavaTrimBlank(selector) {
+		var err error
+		if names, err = r.filterBySelector(ns, names, selector); err != nil {
+			return nil, err
+		}
+	}
+	start := int32(pageNo-1) * int32(pageSize) // Java int arithmetic, overflow included
 	if start < 0 {
 		start = 0
 	}
-	end := start + pageSize
-	if end > len(matched) || end < start {
-		end = len(matched)
+	n := int32(len(names))
+	if start >= n {
+		return compat.ServiceList([]string{}, len(names)), nil
 	}
-	w := compat.NewJSON(64 + 32*len(matched))
-	w.BeginObject().Key("doms").BeginArray()
-	if start < len(matched) {
-		for _, n := range matched[start:end] {
-			if group != "*" {
-				n = strings.TrimPrefix(n, prefix)
+	end := start + int32(pageSize)
+	if end > n {
+		end = n
+	}
+	if end < start { // subList(start, end) with an overflowed end
+		return nil, compat.IllegalArgument("fromIndex(" + strconv.Itoa(int(start)) + ") > toIndex(" + strconv.Itoa(int(end)) + ")")
+	}
+	page := make([]string, 0, end-start)
+	for _, name := range names[start:end] {
+		page = append(page, strings.ReplaceAll(name, prefix, ""))
+	}
+	return compat.ServiceList(page, len(names)), nil
+}
+
+// filterBySelector applies the service-list selector the way Java parses it.
+func (r *Registry) filterBySelector(ns string, names []string, selector string) ([]string, error) {
+	var sel map[string]any
+	if err := json.Unmarshal([]byte(selector), &sel); err != nil {
+		return nil, compat.ServerError("errCode: 101, errMsg: Nacos deserialize failed.  ", err.Error())
+	}
+	typ, ok := sel["type"]
+	if !ok || typ == nil {
+		return nil, compat.ServerError("") // selectorJson.get("type") is null: NPE
+	}
+	ts := jsonText(typ)
+	if ts != "none" && ts != "label" {
+		return nil, compat.IllegalArgument("No enum constant com.alibaba.nacos.api.selector.SelectorType." + ts)
+	}
+	ex, ok := sel["expression"]
+	if !ok || ex == nil {
+		return nil, compat.ServerError("") // NPE
+	}
+	expr := strings.Join(strings.FieldsFunc(jsonText(ex), unicode.IsSpace), "")
+	if ts != "label" || expr == "" {
+		return names, nil
+	}
+	terms := javaSplit(expr, "=")
+	if len(terms) == 0 {
+		terms = []string{""}
+	}
+	factors := javaSplit(terms[0], ".")
+	if len(factors) == 0 {
+		return nil, compat.ServerError("Index 0 out of bounds for length 0")
+	}
+	if factors[0] != "INSTANCE" && factors[0] != "SERVICE" {
+		return names, nil
+	}
+	if len(terms) < 2 {
+		return nil, compat.ServerError("Index 1 out of bounds for length 1")
+	}
+	key, value := factors[len(factors)-1], strings.ReplaceAll(terms[1], "'", "")
+	var out []string
+	for _, name := range names {
+		s := r.service(ns, name)
+		if s == nil {
+			continue
+		}
+		s.mu.RLock()
+		match := false
+		if factors[0] == "SERVICE" {
+			v, ok := s.meta.Metadata[key]
+			match = ok && v == value
+		} else {
+			for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+				for _, in := range list {
+					if v, ok := in.Metadata[key]; ok && v == value {
+						match = true
+					}
+				}
 			}
-			w.Str(n)
+		}
+		s.mu.RUnlock()
+		if match {
+			out = append(out, name)
 		}
 	}
-	return w.EndArray().Key("count").Int(int64(len(matched))).EndObject().Bytes(), nil
+	return out, nil
+}
+
+// jsonText is Jackson's JsonNode.asText for a decoded JSON value.
+func jsonText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case bool:
+		return strconv.FormatBool(t)
+	case float64:
+		return strconv.FormatFloat(t, 'f', -1, 64)
+	default:
+		return ""
+	}
 }
 
 // ServiceNames is GET /service/names (ServiceController.searchService):
