@@ -373,8 +373,10 @@ func (h *namingHandlers) sendList(c *fiber.Ctx, p Params, svc string) error {
 	return SendJSON(c, body)
 }
 
-func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc string) error {
-	f := naming.BeatForm{NamespaceID: namespace(p), ServiceName: svc}
+// beatWith is InstanceController.beat, in its order of parsing: the beat
+// JSON, clusterName, ip and port, then serviceName (svc resolves it).
+func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc func() (string, error)) error {
+	var f naming.BeatForm
 	if raw := p.Optional("beat", ""); raw != "" {
 		b, err := naming.ParseBeat(raw)
 		if err != nil {
@@ -389,6 +391,10 @@ func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc string) error {
 		return err
 	}
 	f.Port = port
+	f.NamespaceID = namespace(p)
+	if f.ServiceName, err = svc(); err != nil {
+		return err
+	}
 	res, err := h.Registry.Beat(ctxOf(c), f)
 	if err != nil {
 		return err
@@ -398,11 +404,7 @@ func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc string) error {
 
 func (h *namingHandlers) beat(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	svc, err := checkedService(p)
-	if err != nil {
-		return err
-	}
-	return h.beatWith(c, p, svc)
+	return h.beatWith(c, p, func() (string, error) { return checkedService(p) })
 }
 
 func (h *namingHandlers) clientBeat(c *fiber.Ctx) error {
@@ -411,7 +413,7 @@ func (h *namingHandlers) clientBeat(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return h.beatWith(c, p, naming.DefaultGroup+naming.GroupSeparator+dom)
+	return h.beatWith(c, p, func() (string, error) { return naming.DefaultGroup + naming.GroupSeparator + dom, nil })
 }
 
 func (h *namingHandlers) statuses(c *fiber.Ctx) error {
