@@ -187,16 +187,20 @@ func requiredIPPort(p Params) (string, int, error) {
 	return ip, n, err
 }
 
-func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceForm, error) {
-	var f naming.InstanceForm
-	svc, err := checkedService(p)
-	if err != nil {
-		return f, err
+// ipAddress is InstanceController.getIpAddress: enabled/enable, healthy,
+// ip, port, cluster, ephemeral, then weight — Java's order of failures.
+func (h *namingHandlers) ipAddress(p Params) (naming.Instance, error) {
+	var in naming.Instance
+	enabled := p.Optional("enabled", "")
+	if enabled == "" {
+		enabled = p.Optional("enable", "true")
 	}
-	f.NamespaceID, f.ServiceName, f.Agent = namespace(p), svc, userAgent(c)
-	in := &f.Instance
+	in.Enabled = BooleanUtilsToBoolean(enabled)
+	weight := p.Optional("weight", "1")
+	in.Healthy = BooleanUtilsToBoolean(p.Optional("healthy", "true"))
+	var err error
 	if in.IP, in.Port, err = requiredIPPort(p); err != nil {
-		return f, err
+		return in, err
 	}
 	in.ClusterName = p.Optional("clusterName", "")
 	if in.ClusterName == "" {
@@ -207,19 +211,26 @@ func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceFo
 		defEph = "false"
 	}
 	in.Ephemeral = BooleanUtilsToBoolean(p.Optional("ephemeral", defEph))
-	if in.Weight, err = ParseJavaDouble(p.Optional("weight", "1")); err != nil {
+	in.Weight, err = ParseJavaDouble(weight)
+	return in, err
+}
+
+// instanceForm is register/update parsing: serviceName, then parseInstance
+// (app, getIpAddress, metadata).
+func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceForm, error) {
+	var f naming.InstanceForm
+	svc, err := checkedService(p)
+	if err != nil {
 		return f, err
 	}
-	in.Healthy = BooleanUtilsToBoolean(p.Optional("healthy", "true"))
-	enabled := p.Optional("enabled", "")
-	if enabled == "" {
-		enabled = p.Optional("enable", "true")
+	f.NamespaceID, f.ServiceName, f.Agent = namespace(p), svc, userAgent(c)
+	if f.Instance, err = h.ipAddress(p); err != nil {
+		return f, err
 	}
-	in.Enabled = BooleanUtilsToBoolean(enabled)
-	in.App = p.Optional("app", "DEFAULT")
-	in.Metadata = map[string]string{}
+	f.Instance.App = p.Optional("app", "DEFAULT")
+	f.Instance.Metadata = map[string]string{}
 	if raw := p.Optional("metadata", ""); raw != "" {
-		if in.Metadata, err = naming.ParseMetadata(raw); err != nil {
+		if f.Instance.Metadata, err = naming.ParseMetadata(raw); err != nil {
 			return f, err
 		}
 	}
@@ -242,10 +253,15 @@ func (h *namingHandlers) register(c *fiber.Ctx) error {
 
 func (h *namingHandlers) deregister(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	f, err := h.instanceForm(c, p)
+	in, err := h.ipAddress(p) // Java reads the instance before serviceName here
 	if err != nil {
 		return err
 	}
+	svc, err := checkedService(p)
+	if err != nil {
+		return err
+	}
+	f := naming.InstanceForm{NamespaceID: namespace(p), ServiceName: svc, Agent: userAgent(c), Instance: in}
 	if err := h.Registry.Deregister(ctxOf(c), f); err != nil {
 		return err
 	}
@@ -264,6 +280,9 @@ func (h *namingHandlers) update(c *fiber.Ctx) error {
 	return SendText(c, "ok")
 }
 
+// patch is PATCH /instance: the instance must exist before any optional
+// field is parsed (Java's order of failures); unlike Java, nothing is
+// applied until every field parsed and validated.
 func (h *namingHandlers) patch(c *fiber.Ctx) error {
 	p := ParamsOf(c)
 	svc, err := checkedService(p)
@@ -271,12 +290,22 @@ func (h *namingHandlers) patch(c *fiber.Ctx) error {
 		return err
 	}
 	f := naming.PatchForm{NamespaceID: namespace(p), ServiceName: svc}
-	if f.IP, f.Port, err = requiredIPPort(p); err != nil {
+	if f.IP, err = p.Required("ip"); err != nil {
+		return err
+	}
+	port, err := p.Required("port")
+	if err != nil {
 		return err
 	}
 	f.ClusterName = p.Optional("clusterName", "")
 	if f.ClusterName == "" {
 		f.ClusterName = p.Optional("cluster", naming.DefaultCluster)
+	}
+	if f.Port, err = ParseJavaInt(port); err != nil {
+		return err
+	}
+	if !h.Registry.HasInstance(f.NamespaceID, svc, f.ClusterName, f.IP, f.Port) {
+		return compat.IllegalArgument("instance not found")
 	}
 	if raw := p.Optional("metadata", ""); raw != "" {
 		if f.Metadata, err = naming.ParseMetadata(raw); err != nil {

@@ -613,6 +613,12 @@ func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Inst
 	return s.ephemeral[key]
 }
 
+// HasInstance reports whether ip:port is registered in the cluster (either
+// kind), as ServiceManager.getInstance finds it.
+func (r *Registry) HasInstance(ns, grouped, cluster, ip string, port int) bool {
+	return r.findInstance(ns, grouped, cluster, ip, port) != nil
+}
+
 // Sweep is ClientBeatCheckTask for every service at time now: ephemeral
 // instances past their heartbeat timeout turn unhealthy, past their delete
 // timeout are removed (§4.2).
