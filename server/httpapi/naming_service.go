@@ -61,30 +61,39 @@ func springBool(p Params, name string, def bool) (bool, error) {
 
 func springNamespace(p Params) string { return p.Spring("namespaceId", naming.DefaultNamespace) }
 
+// serviceForm parses POST (create) and PUT (update) /service in Java's order:
+// create checks that the service is new before parsing metadata and
+// selector; update needs protectThreshold, then an existing service.
 func (h *namingHandlers) serviceForm(p Params, create bool) (naming.ServiceForm, error) {
 	var f naming.ServiceForm
 	var err error
 	if create {
+		f.NamespaceID = springNamespace(p)
 		if f.ServiceName, err = springService(p); err != nil {
 			return f, err
 		}
-		f.NamespaceID = springNamespace(p)
 		if f.ProtectThreshold, err = springFloat(p, "protectThreshold", 0); err != nil {
 			return f, err
+		}
+		if h.Registry.HasService(f.NamespaceID, f.ServiceName) {
+			return f, compat.IllegalArgument("specified service already exists, serviceName : " + f.ServiceName)
 		}
 		if f.Metadata, err = naming.ParseMetadata(p.Spring("metadata", "")); err != nil {
 			return f, err
 		}
 	} else {
+		f.NamespaceID = namespace(p)
 		if f.ServiceName, err = requiredService(p); err != nil {
 			return f, err
 		}
-		f.NamespaceID = namespace(p)
 		pt, err := p.Required("protectThreshold")
 		if err != nil {
 			return f, err
 		}
 		f.ProtectThreshold = NumberUtilsToFloat(pt, 0)
+		if !h.Registry.HasService(f.NamespaceID, f.ServiceName) {
+			return f, compat.ServerError("service " + f.ServiceName + " not found!")
+		}
 		if f.Metadata, err = naming.ParseMetadata(p.Optional("metadata", "")); err != nil {
 			return f, err
 		}

@@ -1,6 +1,7 @@
 package naming
 
 import (
+	"sort"
 	"regexp"
 	"strconv"
 	"strings"
@@ -181,7 +182,10 @@ func (s Selector) AppendJSON(w *compat.JSON) {
 		w.BeginObject().Key("type").Str("none").EndObject()
 		return
 	}
-	w.BeginObject().Key("type").Str("label").Key("expression").Str(s.Expression).Key("labels").StrList(s.Labels).EndObject()
+	labels := append([]string(nil), s.Labels...) // a HashSet in Java
+	sort.Strings(labels)
+	w.BeginObject().Key("type").Str("label").Key("expression").Str(s.Expression).
+		Key("labels").StrList(compat.JavaHashOrderStrings(labels, 16)).EndObject()
 }
 
 // ParseLabelExpression validates a label selector expression
