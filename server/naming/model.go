@@ -1,8 +1,8 @@
 package naming
 
 import (
-	"sort"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
