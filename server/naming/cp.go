@@ -211,7 +211,7 @@ const maxCASAttempts = 16
 // service through the CP store, creating the persisted service meta when
 // needed. mutate gets the service (read-only) and a copy of the stored list.
 func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, mutate func(s *Service, list map[string]*Instance) error) error {
-	if err := ValidateServiceName(grouped); err != nil && r.service(ns, grouped) == nil {
+	if err := r.rules.serviceName(grouped); err != nil && r.service(ns, grouped) == nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)

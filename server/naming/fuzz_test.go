@@ -56,7 +56,7 @@ func FuzzServiceNames(f *testing.F) {
 		_ = BareName(s)
 		_ = GroupOf(s)
 		_ = GroupedName(s, "g")
-		_ = ValidateServiceName(s)
+		_ = newRules().serviceName(s)
 		_ = ParseAgent(s)
 	})
 }

@@ -89,16 +89,6 @@ func GroupOf(s string) string {
 	return parts[0]
 }
 
-// nameRules is shared by the package-level name checks; validator.Validate
-// is safe for concurrent use and holds no request state.
-var nameRules = newRules()
-
-// ValidateServiceName is Service.validate's name check.
-func ValidateServiceName(grouped string) error { return nameRules.check(serviceRules{Name: grouped}) }
-
-// ValidateClusterName is Cluster's constructor check.
-func ValidateClusterName(name string) error { return nameRules.check(clusterRules{Name: name}) }
-
 // ServiceKey is "<namespaceId>##<groupedServiceName>" (assembleFullServiceName).
 func ServiceKey(namespaceID, grouped string) string { return namespaceID + "##" + grouped }
 

@@ -102,6 +102,7 @@ type Registry struct {
 	mu         sync.RWMutex
 	namespaces map[string]map[string]*Service // namespace → grouped name → service
 
+	rules    *rules                   // input checks (go-playground/validator)
 	seq      atomic.Uint64            // first-registration order of instances (Java hash-tie order)
 	switches atomic.Pointer[Switches] // live domain (GET /operator/switches, naming logic)
 	stored   atomic.Pointer[Switches] // last CP-stored domain; nil before the first write
@@ -134,7 +135,7 @@ func New(cfg Config) (*Registry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}}
+	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}, rules: newRules()}
 	sw := DefaultSwitches()
 	r.switches.Store(&sw)
 	r.cancel = cfg.Store.Watch(r.onEvent)
@@ -202,7 +203,7 @@ func (r *Registry) getOrCreate(ns, grouped string) (*Service, error) {
 	if s := r.service(ns, grouped); s != nil {
 		return s, nil
 	}
-	if err := ValidateServiceName(grouped); err != nil {
+	if err := r.rules.serviceName(grouped); err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
@@ -238,10 +239,6 @@ type InstanceForm struct {
 	Agent       string
 }
 
-func validateInstance(in *Instance) error {
-	return nameRules.check(instanceRules{Weight: in.Weight, ClusterName: in.ClusterName})
-}
-
 // clampWeight applies Service.onChange's weight clamping.
 func clampWeight(w float64) float64 {
 	if w > 10000 {
@@ -257,7 +254,7 @@ func clampWeight(w float64) float64 {
 func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	in := f.Instance
 	in.ServiceName = f.ServiceName
-	if err := validateInstance(&in); err != nil {
+	if err := r.rules.instance(&in); err != nil {
 		return err
 	}
 	in.LastBeat = r.nowMillis()
@@ -367,7 +364,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	if s == nil {
 		return nil
 	}
-	if err := ValidateClusterName(in.ClusterName); err != nil {
+	if err := r.rules.clusterName(in.ClusterName); err != nil {
 		return err
 	}
 	in.ServiceName = f.ServiceName
@@ -401,7 +398,7 @@ func (r *Registry) Update(ctx context.Context, f InstanceForm) error {
 		return r.Register(ctx, f)
 	}
 	in := f.Instance
-	if err := validateInstance(&in); err != nil {
+	if err := r.rules.instance(&in); err != nil {
 		return err
 	}
 	s := r.service(f.NamespaceID, f.ServiceName)
@@ -475,7 +472,7 @@ func (r *Registry) Patch(ctx context.Context, p PatchForm) error {
 	if p.Enabled != nil {
 		cur.Enabled = *p.Enabled
 	}
-	if err := validateInstance(cur); err != nil {
+	if err := r.rules.instance(cur); err != nil {
 		return err
 	}
 	return r.Register(ctx, InstanceForm{NamespaceID: p.NamespaceID, ServiceName: p.ServiceName, Instance: *cur})

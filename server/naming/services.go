@@ -53,7 +53,7 @@ func (r *Registry) CreateService(ctx context.Context, f ServiceForm) error {
 	if s := r.service(f.NamespaceID, f.ServiceName); s != nil {
 		return compat.IllegalArgument("specified service already exists, serviceName : " + f.ServiceName)
 	}
-	if err := ValidateServiceName(f.ServiceName); err != nil {
+	if err := r.rules.serviceName(f.ServiceName); err != nil {
 		return err
 	}
 	meta := newServiceMeta(f.NamespaceID, f.ServiceName)
@@ -77,7 +77,7 @@ func (r *Registry) UpdateService(ctx context.Context, f ServiceForm) error {
 	meta := s.meta.clone()
 	s.mu.RUnlock()
 	meta.ProtectThreshold, meta.Metadata, meta.Selector = f.ProtectThreshold, f.Metadata, f.Selector
-	if err := ValidateServiceName(f.ServiceName); err != nil {
+	if err := r.rules.serviceName(f.ServiceName); err != nil {
 		return err
 	}
 	return r.writeMeta(ctx, meta, 0)
@@ -389,7 +389,7 @@ func (r *Registry) UpdateCluster(ctx context.Context, f ClusterForm) error {
 	s.mu.RUnlock()
 	c, ok := meta.Clusters[f.ClusterName]
 	if !ok {
-		if err := ValidateClusterName(f.ClusterName); err != nil {
+		if err := r.rules.clusterName(f.ClusterName); err != nil {
 			return err
 		}
 		c = NewClusterMeta(f.ClusterName)

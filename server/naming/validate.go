@@ -68,3 +68,14 @@ func (r *rules) check(s any) error {
 	}
 	return compat.ServerError(fe.Error())
 }
+
+// serviceName is Service.validate's name check.
+func (r *rules) serviceName(grouped string) error { return r.check(serviceRules{Name: grouped}) }
+
+// clusterName is Cluster's constructor check.
+func (r *rules) clusterName(name string) error { return r.check(clusterRules{Name: name}) }
+
+// instance is Instance.validate plus the cluster name check.
+func (r *rules) instance(in *Instance) error {
+	return r.check(instanceRules{Weight: in.Weight, ClusterName: in.ClusterName})
+}
