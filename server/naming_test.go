@@ -70,6 +70,9 @@ func TestNamingHTTPErrors(t *testing.T) {
 			t.Errorf("%s: got %d %q, want %d %q", c.name, r.Status, r.Body, c.status, c.body)
 		}
 	}
+	if r := n.Do("GET", "/nacos/v1/ns/healthcheckers", nil, nil, nil); r.Status != 404 || !strings.Contains(r.Body, `"status":404,"error":"Not Found","message":"No message available","path":"/nacos/v1/ns/healthcheckers"`) {
+		t.Errorf("healthcheckers: %d %s", r.Status, r.Body)
+	}
 	// 501 for methods/paths Java Nacos does not map
 	for _, c := range []struct{ method, path string }{{"POST", "/nacos/v1/ns/instance/list"}, {"GET", "/nacos/v1/ns/health/checkers"}, {"POST", "/nacos/v1/ns/operator/metrics"}} {
 		r := n.Do(c.method, c.path, nil, nil, nil)

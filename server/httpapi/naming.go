@@ -94,6 +94,12 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 	} {
 		ns.Add(rt.method, "/raft"+rt.path, oldRaft)
 	}
+	// ControllerMethodsCache registers @GetMapping("checkers") on /v1/ns/health
+	// as /v1/ns/healthcheckers: it passes DistroFilter, then Spring finds no
+	// handler (naming-v1.md §1.3).
+	ns.Get("/healthcheckers", func(c *fiber.Ctx) error {
+		return SendSpringError(c, fiber.StatusNotFound, "No message available")
+	})
 	ns.All("/*", noSuchAPI)
 }
 
