@@ -24,6 +24,20 @@ func springInt(p Params, name string) (int, error) {
 	return n, nil
 }
 
+// springOptionalInt is @RequestParam(required = false) int: absent →
+// IllegalStateException (a primitive cannot be null) → 500.
+func springOptionalInt(p Params, name string) (int, error) {
+	v, ok := p.Raw(name)
+	if !ok || v == "" {
+		return 0, compat.ServerError("Optional int parameter '" + name + "' is present but cannot be translated into a null value due to being declared as a primitive type. Consider declaring it as object wrapper for the corresponding primitive type.")
+	}
+	n, err := ParseJavaInt(JavaTrim(v))
+	if err != nil {
+		return 0, typeMismatch(v, "int")
+	}
+	return n, nil
+}
+
 func typeMismatch(v, javaType string) error {
 	nfe := `For input string: "` + v + `"`
 	return compat.ServerError("Failed to convert value of type 'java.lang.String' to required type '"+javaType+
@@ -255,10 +269,10 @@ func (h *namingHandlers) catalogServices(c *fiber.Ctx) error {
 		return err
 	}
 	q.NamespaceID = springNamespace(p)
-	if q.PageNo, err = springInt(p, "pageNo"); err != nil {
+	if q.PageNo, err = springOptionalInt(p, "pageNo"); err != nil {
 		return err
 	}
-	if q.PageSize, err = springInt(p, "pageSize"); err != nil {
+	if q.PageSize, err = springOptionalInt(p, "pageSize"); err != nil {
 		return err
 	}
 	q.ServiceNameParam = p.Spring("serviceNameParam", "")

@@ -83,40 +83,71 @@ type CatalogServicesQuery struct {
 	WithInstances, HasIPCount                               bool
 }
 
-// CatalogServices lists services for the console.
-func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
-	g, sn := ".*", ".*"
-	if !JavaTrimBlank(q.GroupNameParam) {
-		g = ".*" + q.GroupNameParam + ".*"
+// pagedServices is ServiceManager.getPagedService: search, filters, and
+// its paging (everything when pageSize covers all matches).
+func (r *Registry) pagedServices(q CatalogServicesQuery, startPage int) (page []string, total int, err error) {
+	r.mu.RLock()
+	_, exists := r.namespaces[q.NamespaceID]
+	r.mu.RUnlock()
+	if !exists {
+		return nil, 0, nil
 	}
-	if !JavaTrimBlank(q.ServiceNameParam) {
-		sn = ".*" + q.ServiceNameParam + ".*"
-	}
-	re, err := regexp.Compile("^(?:" + g + GroupSeparator + sn + ")$")
-	if err != nil {
-		return nil, compat.ServerError(err.Error())
+	names := r.namesOf(q.NamespaceID)
+	if !JavaTrimBlank(q.ServiceNameParam) || !JavaTrimBlank(q.GroupNameParam) {
+		param := q.GroupNameParam + GroupSeparator + q.ServiceNameParam // getGroupedNameOptional
+		parts := strings.SplitN(param, GroupSeparator, 2)
+		for i, p := range parts {
+			if JavaTrimBlank(p) {
+				parts[i] = ".*"
+			} else {
+				parts[i] = ".*" + p + ".*"
+			}
+		}
+		re, err := regexp.Compile("^(?:" + strings.Join(parts, GroupSeparator) + ")$")
+		if err != nil {
+			return nil, 0, compat.IllegalArgument(err.Error()) // PatternSyntaxException
+		}
+		kept := names[:0]
+		for _, n := range names {
+			if re.MatchString(n + ":[]") {
+				kept = append(kept, n)
+			}
+		}
+		names = kept
 	}
 	var matched []string
-	for _, n := range r.namesOf(q.NamespaceID) {
-		if !re.MatchString(n+":[]") && !re.MatchString(n) {
-			continue
-		}
+	for _, n := range names {
 		s := r.service(q.NamespaceID, n)
-		if s == nil {
-			continue
-		}
-		if q.Instance != "" && !s.hasInstance(q.Instance) {
-			continue
-		}
-		if q.HasIPCount && s.count() == 0 {
+		if s == nil || (q.HasIPCount && s.count() == 0) || (q.Instance != "" && !s.hasInstance(q.Instance)) {
 			continue
 		}
 		matched = append(matched, n)
 	}
+	if q.PageSize >= len(matched) {
+		return matched, len(matched), nil
+	}
+	for i, n := range matched {
+		if i < startPage*q.PageSize {
+			continue
+		}
+		page = append(page, n)
+		if len(page) >= q.PageSize {
+			break
+		}
+	}
+	return page, len(matched), nil
+}
+
+// CatalogServices lists services for the console (CatalogController.listDetail).
+func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
 	w := compat.NewJSON(1024)
 	if q.WithInstances {
+		page, _, err := r.pagedServices(q, q.PageNo) // Java passes pageNo, not pageNo-1, here
+		if err != nil {
+			return nil, err
+		}
 		w.BeginArray()
-		for _, n := range matched {
+		for _, n := range page {
 			s := r.service(q.NamespaceID, n)
 			if s == nil {
 				continue
@@ -127,11 +158,7 @@ func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
 				w.Key(c.Name).BeginObject().Key("hosts").BeginArray()
 				for _, in := range s.instancesOf([]string{c.Name}) {
 					w.BeginObject().Key("valid").Bool(in.Healthy).Key("metadata")
-					if in.Metadata == nil {
-						w.Null()
-					} else {
-						appendStrMap(w, in.Metadata)
-					}
+					appendStrMap(w, in.Metadata)
 					w.Key("port").Int(int64(in.Port)).Key("ip").Str(in.IP).Key("weight").Double(in.Weight).
 						Key("enabled").Bool(in.Enabled).EndObject()
 				}
@@ -144,12 +171,15 @@ func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
 		}
 		return w.EndArray().Bytes(), nil
 	}
-	start, end := 0, len(matched)
-	if q.PageSize < len(matched) {
-		start, end = page(len(matched), q.PageNo, q.PageSize)
+	page, total, err := r.pagedServices(q, q.PageNo-1)
+	if err != nil {
+		return nil, err
+	}
+	if len(page) == 0 {
+		total = 0 // Java answers count 0 for an empty page
 	}
 	w.BeginObject().Key("serviceList").BeginArray()
-	for _, n := range matched[start:end] {
+	for _, n := range page {
 		s := r.service(q.NamespaceID, n)
 		if s == nil {
 			continue
@@ -162,8 +192,8 @@ func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
 				healthy++
 			}
 		}
-		trigger := "false"
-		if len(all) > 0 && float32(healthy)/float32(len(all)) <= s.meta.ProtectThreshold {
+		trigger := "false" // 0/0 is NaN in Java, and NaN <= x is false
+		if len(all) > 0 && float64(healthy)/float64(len(all)) <= float64(s.meta.ProtectThreshold) {
 			trigger = "true"
 		}
 		w.BeginObject().Key("name").Str(BareName(n)).Key("groupName").Str(GroupOf(n)).
@@ -171,7 +201,7 @@ func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
 			Key("healthyInstanceCount").Int(int64(healthy)).Key("triggerFlag").Str(trigger).EndObject()
 		s.mu.RUnlock()
 	}
-	return w.EndArray().Key("count").Int(int64(len(matched))).EndObject().Bytes(), nil
+	return w.EndArray().Key("count").Int(int64(total)).EndObject().Bytes(), nil
 }
 
 func (s *Service) count() int {
@@ -180,16 +210,15 @@ func (s *Service) count() int {
 	return len(s.ephemeral) + len(s.persistent)
 }
 
+// hasInstance is getPagedService's containedInstance test: "ip:port"
+// (anything with a ':') matches ip:port exactly, otherwise the ip.
 func (s *Service) hasInstance(spec string) bool {
-	ip, port, hasPort := spec, "", false
-	if i := strings.LastIndex(spec, ":"); i >= 0 {
-		ip, port, hasPort = spec[:i], spec[i+1:], true
-	}
+	withPort := strings.Contains(spec, ":")
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
 		for _, in := range list {
-			if in.IP == ip && (!hasPort || in.Addr() == ip+":"+port) {
+			if (withPort && in.Addr() == spec) || (!withPort && in.IP == spec) {
 				return true
 			}
 		}

@@ -453,3 +453,30 @@ func TestListServicesPagingAndSelector(t *testing.T) {
 		}
 	}
 }
+
+func TestCatalogServices(t *testing.T) {
+	e := newEnv(t)
+	e.register("DEFAULT_GROUP@@alpha", "10.0.0.1", 1, nil)
+	e.register("DEFAULT_GROUP@@alpha", "10.0.0.2", 2, nil)
+	e.register("G2@@beta", "10.0.0.3", 3, nil)
+	q := CatalogServicesQuery{NamespaceID: DefaultNamespace, PageNo: 1, PageSize: 10}
+	b, err := e.reg.CatalogServices(q)
+	want := `{"serviceList":[{"name":"alpha","groupName":"DEFAULT_GROUP","clusterCount":1,"ipCount":2,"healthyInstanceCount":2,"triggerFlag":"false"},` +
+		`{"name":"beta","groupName":"G2","clusterCount":1,"ipCount":1,"healthyInstanceCount":1,"triggerFlag":"false"}],"count":2}`
+	if err != nil || string(b) != want {
+		t.Fatalf("catalog\n got %s %v\nwant %s", b, err, want)
+	}
+	q.GroupNameParam = "G"
+	q.ServiceNameParam = "et"
+	if b, _ := e.reg.CatalogServices(q); !strings.Contains(string(b), `"name":"beta"`) || strings.Contains(string(b), "alpha") {
+		t.Fatalf("search: %s", b)
+	}
+	q = CatalogServicesQuery{NamespaceID: DefaultNamespace, PageNo: 2, PageSize: 1, Instance: "10.0.0.3:3"}
+	if b, _ := e.reg.CatalogServices(q); string(b) != `{"serviceList":[{"name":"beta","groupName":"G2","clusterCount":1,"ipCount":1,"healthyInstanceCount":1,"triggerFlag":"false"}],"count":1}` {
+		t.Fatalf("instance filter (pageSize covers all): %s", b)
+	}
+	q = CatalogServicesQuery{NamespaceID: DefaultNamespace, PageNo: 5, PageSize: 1}
+	if b, _ := e.reg.CatalogServices(q); string(b) != `{"serviceList":[],"count":0}` {
+		t.Fatalf("page past the end: %s", b)
+	}
+}
