@@ -17,22 +17,32 @@ import (
 
 // Namespaces lists the stored namespaces in creation order.
 func (s *Service) Namespaces() []Tenant {
-	var out []Tenant
+	type row struct {
+		t   Tenant
+		rev uint64
+	}
+	var rows []row
 	s.store.Scan(BucketTenant, "", func(k string, r raftstore.Record) bool {
 		var t Tenant
 		if err := decode(r.Value, &t); err != nil {
 			s.log.Error("undecodable namespace", "key", k, "err", err)
 			return true
 		}
-		out = append(out, t)
+		rows = append(rows, row{t, r.Rev})
 		return true
 	})
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Created != out[j].Created {
-			return out[i].Created < out[j].Created
+	// creation time, then log position: two namespaces created in the same
+	// millisecond keep the order they were written in
+	sort.Slice(rows, func(i, j int) bool {
+		if rows[i].t.Created != rows[j].t.Created {
+			return rows[i].t.Created < rows[j].t.Created
 		}
-		return out[i].ID < out[j].ID
+		return rows[i].rev < rows[j].rev
 	})
+	out := make([]Tenant, len(rows))
+	for i, r := range rows {
+		out[i] = r.t
+	}
 	return out
 }
 
