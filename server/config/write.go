@@ -113,28 +113,43 @@ func splitTags(s string) []string {
 	return compat.JavaSplit(s, ",")
 }
 
+// variantIdentity is what a beta or tag republish keeps of the row it
+// replaces (both records share these JSON fields).
+type variantIdentity struct {
+	ID      int64  `json:"id"`
+	Created int64  `json:"created"`
+	AppName string `json:"appName,omitempty"`
+}
+
+// upsertVariant reads the stored beta/tag row: for a new row a fresh id and
+// creation time with a CondAbsent, for an existing one its identity (and
+// appName unless the request sets one) with a CondRev pinning it.
+func (s *Service) upsertVariant(bucket, key string, now int64, appName *string) (variantIdentity, raftstore.Cond) {
+	id := variantIdentity{}
+	if appName != nil {
+		id.AppName = *appName
+	}
+	old, ok := s.store.Get(bucket, key)
+	if !ok {
+		id.ID, id.Created = s.ids.nextID(now), now
+		return id, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: bucket, Key: key}
+	}
+	var prev variantIdentity
+	if decode(old.Value, &prev) == nil {
+		id.ID, id.Created = prev.ID, prev.Created
+		if appName == nil {
+			id.AppName = prev.AppName
+		}
+	}
+	return id, raftstore.Cond{Kind: raftstore.CondRev, Bucket: bucket, Key: key, Rev: old.Rev}
+}
+
 func (s *Service) publishBeta(ctx context.Context, gk string, r PublishRequest) error {
 	return s.apply(ctx, func() (raftstore.Batch, bool) {
 		now := s.nowMs()
-		b := Beta{DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, Content: r.Content, MD5: MD5Hex(r.Content),
-			BetaIps: r.BetaIps, Modified: now, SrcIP: r.SrcIP}
-		if r.AppName != nil {
-			b.AppName = *r.AppName
-		}
-		var cond raftstore.Cond
-		if old, ok := s.store.Get(BucketBeta, gk); ok {
-			var prev Beta
-			if decode(old.Value, &prev) == nil {
-				b.ID, b.Created = prev.ID, prev.Created
-				if r.AppName == nil {
-					b.AppName = prev.AppName
-				}
-			}
-			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketBeta, Key: gk, Rev: old.Rev}
-		} else {
-			b.ID, b.Created = s.ids.nextID(now), now
-			cond = raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketBeta, Key: gk}
-		}
+		id, cond := s.upsertVariant(BucketBeta, gk, now, r.AppName)
+		b := Beta{ID: id.ID, Created: id.Created, AppName: id.AppName, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant,
+			Content: r.Content, MD5: MD5Hex(r.Content), BetaIps: r.BetaIps, Modified: now, SrcIP: r.SrcIP}
 		return raftstore.Batch{Conds: []raftstore.Cond{cond},
 			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketBeta, Key: gk, Value: encode(&b)}}}, true
 	})
@@ -144,25 +159,9 @@ func (s *Service) publishTag(ctx context.Context, gk string, r PublishRequest) e
 	key := tagKey(gk, r.Tag)
 	return s.apply(ctx, func() (raftstore.Batch, bool) {
 		now := s.nowMs()
-		t := Tag{DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, Tag: r.Tag, Content: r.Content,
-			MD5: MD5Hex(r.Content), Modified: now, SrcIP: r.SrcIP}
-		if r.AppName != nil {
-			t.AppName = *r.AppName
-		}
-		var cond raftstore.Cond
-		if old, ok := s.store.Get(BucketTag, key); ok {
-			var prev Tag
-			if decode(old.Value, &prev) == nil {
-				t.ID, t.Created = prev.ID, prev.Created
-				if r.AppName == nil {
-					t.AppName = prev.AppName
-				}
-			}
-			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketTag, Key: key, Rev: old.Rev}
-		} else {
-			t.ID, t.Created = s.ids.nextID(now), now
-			cond = raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketTag, Key: key}
-		}
+		id, cond := s.upsertVariant(BucketTag, key, now, r.AppName)
+		t := Tag{ID: id.ID, Created: id.Created, AppName: id.AppName, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant,
+			Tag: r.Tag, Content: r.Content, MD5: MD5Hex(r.Content), Modified: now, SrcIP: r.SrcIP}
 		return raftstore.Batch{Conds: []raftstore.Cond{cond},
 			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketTag, Key: key, Value: encode(&t)}}}, true
 	})
