@@ -11,6 +11,28 @@ import (
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
+// fuzzServer starts a server for a fuzz target; F's methods may not be
+// called while fuzzing, so its logs go nowhere.
+func fuzzServer(f *testing.F) fasthttp.RequestHandler {
+	cfg := servertest.Config(f)
+	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	return servertest.Start(f, cfg).Handler()
+}
+
+// fuzzDo sends one form request through h and returns status and body.
+func fuzzDo(h fasthttp.RequestHandler, method, path, query, body string, header map[string]string) (int, string) {
+	ctx := &fasthttp.RequestCtx{}
+	ctx.Request.Header.SetMethod(method)
+	ctx.Request.SetRequestURI(path + "?" + query)
+	ctx.Request.Header.SetContentType("application/x-www-form-urlencoded")
+	for k, v := range header {
+		ctx.Request.Header.Set(k, v)
+	}
+	ctx.Request.SetBodyString(body)
+	h(ctx)
+	return ctx.Response.StatusCode(), string(ctx.Response.Body())
+}
+
 // FuzzNamingParams sends arbitrary query strings and form bodies to the
 // naming write and read endpoints: never a panic, never an unexpected
 // status, and error bodies always in Java's "caused: ...;" form.
@@ -34,11 +56,7 @@ func FuzzNamingParams(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.query, s.body)
 	}
-	cfg := servertest.Config(f)
-	// F's methods may not be called while fuzzing: server logs go nowhere.
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	n := servertest.Start(f, cfg)
-	h := n.Handler()
+	h := fuzzServer(f)
 	f.Fuzz(func(t *testing.T, method, path, query, body string) {
 		switch method {
 		case "GET", "POST", "PUT", "PATCH", "DELETE":
@@ -48,13 +66,7 @@ func FuzzNamingParams(f *testing.F) {
 		if !strings.HasPrefix(path, "/nacos/v1/ns/") || strings.ContainsAny(path, "?# \x00") {
 			return
 		}
-		ctx := &fasthttp.RequestCtx{}
-		ctx.Request.Header.SetMethod(method)
-		ctx.Request.SetRequestURI(path + "?" + query)
-		ctx.Request.Header.SetContentType("application/x-www-form-urlencoded")
-		ctx.Request.SetBodyString(body)
-		h(ctx)
-		st, b := ctx.Response.StatusCode(), string(ctx.Response.Body())
+		st, b := fuzzDo(h, method, path, query, body, nil)
 		switch st {
 		case 200, 404, 405, 501:
 		case 400:
@@ -92,10 +104,8 @@ func FuzzConfigParams(f *testing.F) {
 	for _, s := range seeds {
 		f.Add(s.method, s.path, s.query, s.body)
 	}
-	cfg := servertest.Config(f)
-	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	n := servertest.Start(f, cfg)
-	h := n.Handler()
+	h := fuzzServer(f)
+	noHangup := map[string]string{"Long-Pulling-Timeout": "30000", "Long-Pulling-Timeout-No-Hangup": "true"}
 	f.Fuzz(func(t *testing.T, method, path, query, body string) {
 		switch method {
 		case "GET", "POST", "PUT", "DELETE", "HEAD":
@@ -105,18 +115,10 @@ func FuzzConfigParams(f *testing.F) {
 		if !(strings.HasPrefix(path, "/nacos/v1/cs/") || strings.HasPrefix(path, "/nacos/v1/console/")) || strings.ContainsAny(path, "?# \x00") {
 			return
 		}
-		ctx := &fasthttp.RequestCtx{}
-		ctx.Request.Header.SetMethod(method)
-		ctx.Request.SetRequestURI(path + "?" + query)
-		ctx.Request.Header.SetContentType("application/x-www-form-urlencoded")
-		ctx.Request.Header.Set("Long-Pulling-Timeout", "30000")
-		ctx.Request.Header.Set("Long-Pulling-Timeout-No-Hangup", "true")
-		ctx.Request.SetBodyString(body)
-		h(ctx)
-		switch st := ctx.Response.StatusCode(); st {
+		switch st, b := fuzzDo(h, method, path, query, body, noHangup); st {
 		case 200, 400, 403, 404, 405, 500, 501:
 		default:
-			t.Fatalf("%s %s?%s: unexpected status %d %q", method, path, query, st, ctx.Response.Body())
+			t.Fatalf("%s %s?%s: unexpected status %d %q", method, path, query, st, b)
 		}
 	})
 }
