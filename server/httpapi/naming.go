@@ -245,16 +245,21 @@ func (h *namingHandlers) instanceForm(c *fiber.Ctx, p Params) (naming.InstanceFo
 
 func ctxOf(c *fiber.Ctx) context.Context { return c.UserContext() }
 
+// sendOK answers a write: Java's plain "ok", or the write's error.
+func sendOK(c *fiber.Ctx, err error) error {
+	if err != nil {
+		return err
+	}
+	return SendText(c, "ok")
+}
+
 func (h *namingHandlers) register(c *fiber.Ctx) error {
 	p := ParamsOf(c)
 	f, err := h.instanceForm(c, p)
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.Register(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.Register(ctxOf(c), f))
 }
 
 func (h *namingHandlers) deregister(c *fiber.Ctx) error {
@@ -268,10 +273,7 @@ func (h *namingHandlers) deregister(c *fiber.Ctx) error {
 		return err
 	}
 	f := naming.InstanceForm{NamespaceID: namespace(p), ServiceName: svc, Agent: userAgent(c), Instance: in}
-	if err := h.Registry.Deregister(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.Deregister(ctxOf(c), f))
 }
 
 func (h *namingHandlers) update(c *fiber.Ctx) error {
@@ -280,10 +282,7 @@ func (h *namingHandlers) update(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.Update(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.Update(ctxOf(c), f))
 }
 
 // patch is PATCH /instance: the instance must exist before any optional
@@ -336,10 +335,7 @@ func (h *namingHandlers) patch(c *fiber.Ctx) error {
 		b := BooleanUtilsToBoolean(v)
 		f.Enabled = &b
 	}
-	if err := h.Registry.Patch(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.Patch(ctxOf(c), f))
 }
 
 func (h *namingHandlers) detail(c *fiber.Ctx) error {

@@ -127,10 +127,7 @@ func (h *namingHandlers) createService(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.CreateService(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.CreateService(ctxOf(c), f))
 }
 
 func (h *namingHandlers) updateService(c *fiber.Ctx) error {
@@ -138,10 +135,7 @@ func (h *namingHandlers) updateService(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.UpdateService(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.UpdateService(ctxOf(c), f))
 }
 
 func (h *namingHandlers) deleteService(c *fiber.Ctx) error {
@@ -150,10 +144,7 @@ func (h *namingHandlers) deleteService(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.DeleteService(ctxOf(c), springNamespace(p), svc); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.DeleteService(ctxOf(c), springNamespace(p), svc))
 }
 
 func (h *namingHandlers) getService(c *fiber.Ctx) error {
@@ -323,10 +314,7 @@ func (h *namingHandlers) setHealth(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.SetHealth(namespace(p), svc, cluster, ip, port, BooleanUtilsToBoolean(healthy)); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.SetHealth(namespace(p), svc, cluster, ip, port, BooleanUtilsToBoolean(healthy)))
 }
 
 func (h *namingHandlers) updateCluster(c *fiber.Ctx) error {
@@ -359,10 +347,7 @@ func (h *namingHandlers) updateCluster(c *fiber.Ctx) error {
 	if f.Metadata, err = naming.ParseMetadata(p.Optional("metadata", "")); err != nil {
 		return err
 	}
-	if err := h.Registry.UpdateCluster(ctxOf(c), f); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.UpdateCluster(ctxOf(c), f))
 }
 
 func (h *namingHandlers) pushState(c *fiber.Ctx) error {
@@ -399,10 +384,7 @@ func (h *namingHandlers) putSwitches(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Registry.UpdateSwitch(ctxOf(c), entry, value, debug); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
+	return sendOK(c, h.Registry.UpdateSwitch(ctxOf(c), entry, value, debug))
 }
 
 func (h *namingHandlers) metrics(c *fiber.Ctx) error {
