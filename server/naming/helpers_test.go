@@ -13,3 +13,6 @@ func asCompat(err error) *compat.Error {
 	}
 	return nil
 }
+
+// timerHandles is how many timer handles the registry holds.
+func (r *Registry) timerHandles() int { return r.tasks.handles() }

@@ -107,9 +107,7 @@ type Registry struct {
 	switches atomic.Pointer[Switches] // live domain (GET /operator/switches, naming logic)
 	stored   atomic.Pointer[Switches] // last CP-stored domain; nil before the first write
 	cancel   func()
-	closed   atomic.Bool
-	timersMu sync.Mutex
-	timers   []clock.Timer
+	tasks    *schedules
 	checker  *healthChecker
 }
 
@@ -135,14 +133,15 @@ func New(cfg Config) (*Registry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}, rules: newRules()}
+	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}, rules: newRules(),
+		tasks: newSchedules(cfg.Clock)}
 	sw := DefaultSwitches()
 	r.switches.Store(&sw)
 	r.cancel = cfg.Store.Watch(r.onEvent)
 	r.rebuild()
-	r.schedule(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
+	r.tasks.every(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
 	if cfg.EmptyServiceClean {
-		r.schedule(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
+		r.tasks.every(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
 	}
 	if cfg.HealthCheck {
 		r.checker = newHealthChecker(r)
@@ -150,35 +149,11 @@ func New(cfg Config) (*Registry, error) {
 	return r, nil
 }
 
-// schedule runs f after initial and then every period until Close.
-func (r *Registry) schedule(initial, period time.Duration, f func()) {
-	var run func()
-	run = func() {
-		if r.closed.Load() {
-			return
-		}
-		f()
-		r.timersMu.Lock()
-		defer r.timersMu.Unlock()
-		if !r.closed.Load() {
-			r.timers = append(r.timers, r.cfg.Clock.AfterFunc(period, run))
-		}
-	}
-	r.timersMu.Lock()
-	r.timers = append(r.timers, r.cfg.Clock.AfterFunc(initial, run))
-	r.timersMu.Unlock()
-}
-
-// Close stops background work.
+// Close stops background work and returns once every callback that was
+// already running (sweep, clean, health-check round and its probes) ended.
 func (r *Registry) Close() error {
-	r.closed.Store(true)
 	r.cancel()
-	r.timersMu.Lock()
-	for _, t := range r.timers {
-		t.Stop()
-	}
-	r.timers = nil
-	r.timersMu.Unlock()
+	r.tasks.close()
 	if r.checker != nil {
 		r.checker.close()
 	}
