@@ -286,9 +286,9 @@ func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, muta
 	return compat.ServerError("too many concurrent writes to " + grouped)
 }
 
-// writeMeta stores a service's metadata. cond is the precondition on the
-// meta key (CondAbsent for create, CondExists for update).
-func (r *Registry) writeMeta(ctx context.Context, meta ServiceMeta, cond raftstore.CondKind) error {
+// createMeta stores a new service's metadata (CondAbsent: ErrCondFailed
+// when it exists).
+func (r *Registry) createMeta(ctx context.Context, meta ServiceMeta) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
 	key := ServiceKey(meta.NamespaceID, meta.Name)
@@ -296,10 +296,8 @@ func (r *Registry) writeMeta(ctx context.Context, meta ServiceMeta, cond raftsto
 	if err != nil {
 		return err
 	}
-	b := raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v}}}
-	if cond != 0 {
-		b.Conds = []raftstore.Cond{{Kind: cond, Bucket: BucketMeta, Key: key}}
-	}
+	b := raftstore.Batch{Conds: []raftstore.Cond{{Kind: raftstore.CondAbsent, Bucket: BucketMeta, Key: key}},
+		Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v}}}
 	if _, err := r.cfg.Store.Apply(ctx, b); err != nil {
 		return fmt.Errorf("naming: write service meta %s: %w", key, err)
 	}
@@ -323,29 +321,111 @@ func (r *Registry) deleteServiceCP(ctx context.Context, ns, grouped string) erro
 	return nil
 }
 
-// UpdateSwitch is PUT /operator/switches (§9.2).
+// UpdateSwitch is PUT /operator/switches (§9.2). Like SwitchManager.update
+// (which holds a lock) concurrent updates all land: each applies its entry
+// to the stored domain it read and writes it back under a CondRev,
+// retrying when another update came first.
 func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug bool) error {
-	base := r.stored.Load()
-	if base == nil {
-		base = r.Switches()
-	}
-	cur := base.Clone()
-	if err := cur.Apply(entry, value); err != nil {
-		return err
-	}
 	if debug {
+		cur := r.Switches().Clone()
+		if r.stored.Load() != nil {
+			cur = r.stored.Load().Clone()
+		}
+		if err := cur.Apply(entry, value); err != nil {
+			return err
+		}
 		r.switches.Store(&cur)
 		return nil
 	}
-	raw, err := cur.Marshal()
-	if err != nil {
+	return r.retryCAS(ctx, "write switches", func(ctx context.Context) error {
+		var cur Switches
+		cond := raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketSwitches, Key: switchesKey}
+		if rec, ok := r.cfg.Store.Get(BucketSwitches, switchesKey); ok {
+			if len(rec.Value) == 0 || rec.Value[0] != recordV1 {
+				return errors.New("naming: stored switches: unknown record version")
+			}
+			stored, err := UnmarshalSwitches(rec.Value[1:])
+			if err != nil {
+				return err
+			}
+			cur = stored
+			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketSwitches, Key: switchesKey, Rev: rec.Rev}
+		} else {
+			cur = r.Switches().Clone()
+		}
+		if err := cur.Apply(entry, value); err != nil {
+			return err
+		}
+		raw, err := cur.Marshal()
+		if err != nil {
+			return err
+		}
+		b := raftstore.Batch{Conds: []raftstore.Cond{cond},
+			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketSwitches, Key: switchesKey, Value: append([]byte{recordV1}, raw...)}}}
+		_, err = r.cfg.Store.Apply(ctx, b)
 		return err
-	}
+	})
+}
+
+// retryCAS runs attempt until it does not lose a CondRev race (another
+// write to the same record came first), bounded by Config.WriteTimeout.
+// Every attempt re-reads what it writes, so the last writer wins as in Java
+// and no concurrent change is lost.
+func (r *Registry) retryCAS(ctx context.Context, what string, attempt func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
-	b := raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketSwitches, Key: switchesKey, Value: append([]byte{recordV1}, raw...)}}}
-	if _, err := r.cfg.Store.Apply(ctx, b); err != nil {
-		return fmt.Errorf("naming: write switches: %w", err)
+	for {
+		err := attempt(ctx)
+		if !errors.Is(err, raftstore.ErrCondFailed) {
+			var ce *compat.Error
+			if err != nil && !errors.As(err, &ce) {
+				return fmt.Errorf("naming: %s: %w", what, err)
+			}
+			return err
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("naming: %s: %w", what, ctx.Err())
+		}
 	}
-	return nil
+}
+
+// updateMeta read-modify-writes a service's stored metadata under a CondRev
+// (CondAbsent when the service was never persisted), retrying lost races.
+// mutate gets the stored meta plus the clusters that exist only in memory
+// (created by ephemeral instances), as Java's in-memory Service has them.
+func (r *Registry) updateMeta(ctx context.Context, s *Service, ns, grouped string, mutate func(*ServiceMeta) error) error {
+	key := ServiceKey(ns, grouped)
+	return r.retryCAS(ctx, "write service meta "+key, func(ctx context.Context) error {
+		cond := raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketMeta, Key: key}
+		s.mu.RLock()
+		meta := s.meta.clone()
+		s.mu.RUnlock()
+		if rec, ok := r.cfg.Store.Get(BucketMeta, key); ok {
+			var stored ServiceMeta
+			if err := decodeRecord(rec.Value, &stored); err != nil {
+				return err
+			}
+			stored.NamespaceID, stored.Name = ns, grouped
+			if stored.Clusters == nil {
+				stored.Clusters = map[string]ClusterMeta{}
+			}
+			for name, c := range meta.Clusters { // memory-only clusters
+				if _, ok := stored.Clusters[name]; !ok {
+					stored.Clusters[name] = c
+				}
+			}
+			meta = stored
+			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketMeta, Key: key, Rev: rec.Rev}
+		}
+		if err := mutate(&meta); err != nil {
+			return err
+		}
+		v, err := encodeRecord(meta)
+		if err != nil {
+			return err
+		}
+		_, err = r.cfg.Store.Apply(ctx, raftstore.Batch{Conds: []raftstore.Cond{cond},
+			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v}}})
+		return err
+	})
 }

@@ -58,7 +58,7 @@ func (r *Registry) CreateService(ctx context.Context, f ServiceForm) error {
 	}
 	meta := newServiceMeta(f.NamespaceID, f.ServiceName)
 	meta.ProtectThreshold, meta.Metadata, meta.Selector = f.ProtectThreshold, f.Metadata, f.Selector
-	err := r.writeMeta(ctx, meta, raftstore.CondAbsent)
+	err := r.createMeta(ctx, meta)
 	if isCondFailed(err) {
 		return compat.IllegalArgument("specified service already exists, serviceName : " + f.ServiceName)
 	}
@@ -73,14 +73,13 @@ func (r *Registry) UpdateService(ctx context.Context, f ServiceForm) error {
 	if s == nil {
 		return compat.ServerError("service " + f.ServiceName + " not found!")
 	}
-	s.mu.RLock()
-	meta := s.meta.clone()
-	s.mu.RUnlock()
-	meta.ProtectThreshold, meta.Metadata, meta.Selector = f.ProtectThreshold, f.Metadata, f.Selector
 	if err := r.rules.serviceName(f.ServiceName); err != nil {
 		return err
 	}
-	return r.writeMeta(ctx, meta, 0)
+	return r.updateMeta(ctx, s, f.NamespaceID, f.ServiceName, func(meta *ServiceMeta) error {
+		meta.ProtectThreshold, meta.Metadata, meta.Selector = f.ProtectThreshold, f.Metadata, f.Selector
+		return nil
+	})
 }
 
 // DeleteService is DELETE /service: removes it even with instances.
@@ -384,22 +383,21 @@ func (r *Registry) UpdateCluster(ctx context.Context, f ClusterForm) error {
 	if s == nil {
 		return compat.ServerError("service not found:" + f.ServiceName)
 	}
-	s.mu.RLock()
-	meta := s.meta.clone()
-	s.mu.RUnlock()
-	c, ok := meta.Clusters[f.ClusterName]
-	if !ok {
-		if err := r.rules.clusterName(f.ClusterName); err != nil {
-			return err
+	return r.updateMeta(ctx, s, f.NamespaceID, f.ServiceName, func(meta *ServiceMeta) error {
+		c, ok := meta.Clusters[f.ClusterName]
+		if !ok {
+			if err := r.rules.clusterName(f.ClusterName); err != nil {
+				return err
+			}
+			c = NewClusterMeta(f.ClusterName)
 		}
-		c = NewClusterMeta(f.ClusterName)
-	}
-	c.DefCkport = f.CheckPort
-	c.UseIPPort4Check = f.UseInstancePort4Check
-	c.HealthChecker = f.HealthChecker
-	c.Metadata = f.Metadata
-	meta.Clusters[f.ClusterName] = c
-	return r.writeMeta(ctx, meta, 0)
+		c.DefCkport = f.CheckPort
+		c.UseIPPort4Check = f.UseInstancePort4Check
+		c.HealthChecker = f.HealthChecker
+		c.Metadata = f.Metadata
+		meta.Clusters[f.ClusterName] = c
+		return nil
+	})
 }
 
 // SetHealth is PUT /health: only for clusters whose checker is NONE.
