@@ -1,0 +1,5 @@
+//go:build !race
+
+package naming
+
+const raceEnabled = false
