@@ -316,6 +316,7 @@ func (h *namingHandlers) patch(c *fiber.Ctx) error {
 		if f.Metadata, err = naming.ParseMetadata(raw); err != nil {
 			return err
 		}
+		f.SetMetadata = true // "null" sets a null map, as Java does
 	}
 	if v := p.Optional("app", ""); v != "" {
 		f.App = &v

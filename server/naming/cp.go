@@ -186,6 +186,9 @@ func (r *Registry) applyPersistent(key string, value []byte) {
 	s.mu.Lock()
 	next := make(map[string]*Instance, len(list))
 	for _, in := range list {
+		if in.Metadata == nil { // Java's Instance deserialises an omitted (null) map as {}
+			in.Metadata = map[string]string{}
+		}
 		key := in.DatumKey()
 		if old, ok := s.persistent[key]; ok {
 			// keep live health state (probes are in memory only)

@@ -29,7 +29,7 @@ func FuzzParseBeat(f *testing.F) {
 }
 
 func FuzzParseMetadata(f *testing.F) {
-	for _, s := range []string{``, `{}`, `{"a":"b"}`, `{"n":1,"b":true,"z":null}`, `a=b,c=d`, `a=b=c`, `{"o":{}}`, `,`, `=`, `{"a":"b"} x`} {
+	for _, s := range []string{``, `{}`, `{"a":"b"}`, `{"n":1,"b":true,"z":null}`, `a=b,c=d`, `a=b=c`, `{"o":{}}`, `,`, `=`, `{"a":"b"} x`, `null`, ` null x`, `nullx`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
@@ -41,8 +41,8 @@ func FuzzParseMetadata(f *testing.F) {
 			}
 			return
 		}
-		if m == nil {
-			t.Fatal("nil map without error")
+		if m == nil && !strings.HasPrefix(strings.TrimLeft(raw, " \t\r\n"), "null") {
+			t.Fatalf("nil map without error for %q", raw)
 		}
 	})
 }

@@ -5,13 +5,19 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nacosd/nacosd/compat"
 )
 
 // ParseMetadata is UtilsAndCommons.parseMetadata: blank → {}; a JSON object
-// (scalar values coerced to strings); else "k=v,k2=v2"; anything else →
-// NacosException "metadata format incorrect:<raw>" (500).
+// (scalar values coerced to strings) or the JSON literal null, which Jackson
+// reads as a null map (nil here, rendered "metadata":null — what a Java client
+// re-registering after a 20404 beat may send); anything after the first JSON
+// value is ignored, as Jackson does without FAIL_ON_TRAILING_TOKENS; else
+// "k=v,k2=v2"; anything else → NacosException "metadata format
+// incorrect:<raw>" (500).
 func ParseMetadata(raw string) (map[string]string, error) {
 	if strings.TrimSpace(raw) == "" {
 		return map[string]string{}, nil
@@ -30,17 +36,29 @@ func ParseMetadata(raw string) (map[string]string, error) {
 	return m, nil
 }
 
-// parseJSONStringMap decodes a JSON object into map[string]string the way
-// Jackson does for Map<String,String>: strings, numbers and booleans become
-// their text, null stays as an absent value (Java null, kept as "").
+// parseJSONStringMap decodes the first JSON value of raw into
+// map[string]string the way Jackson does for Map<String,String>: strings,
+// numbers and booleans become their text; a key whose value is null is
+// dropped (Java keeps it with a null value, which every rendering omits; only
+// the instanceIdGenerator default in /catalog/instances could tell); a
+// top-level null is a nil map, but like Jackson's token matcher "nullx" is no
+// null.
 func parseJSONStringMap(raw string) (map[string]string, bool) {
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil || m == nil {
+	var v any
+	if err := dec.Decode(&v); err != nil {
 		return nil, false
 	}
-	if dec.More() {
+	if v == nil {
+		rest := strings.TrimLeft(raw, " \t\r\n")[len("null"):]
+		if r, _ := utf8.DecodeRuneInString(rest); rest != "" && (r == '_' || r == '$' || unicode.IsLetter(r) || unicode.IsDigit(r)) {
+			return nil, false
+		}
+		return nil, true
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
 		return nil, false
 	}
 	out := make(map[string]string, len(m))
@@ -53,7 +71,6 @@ func parseJSONStringMap(raw string) (map[string]string, bool) {
 		case bool:
 			out[k] = strconv.FormatBool(t)
 		case nil:
-			out[k] = ""
 		default:
 			return nil, false // Jackson fails on objects/arrays for String values
 		}

@@ -408,7 +408,8 @@ func (s *Service) containsInstance(in *Instance) bool {
 type PatchForm struct {
 	NamespaceID, ServiceName, ClusterName, IP string
 	Port                                      int
-	Metadata                                  map[string]string // nil: unchanged
+	Metadata                                  map[string]string
+	SetMetadata                               bool // Metadata replaces the instance's (nil: a null map)
 	App                                       *string
 	Weight                                    *float64
 	Healthy, Enabled                          *bool
@@ -432,7 +433,7 @@ func (r *Registry) Patch(ctx context.Context, p PatchForm) error {
 	if cur == nil {
 		return compat.IllegalArgument("instance not found")
 	}
-	if p.Metadata != nil {
+	if p.SetMetadata {
 		cur.Metadata = p.Metadata
 	}
 	if p.App != nil {

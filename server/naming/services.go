@@ -450,7 +450,9 @@ func (r *Registry) MetadataBatch(ctx context.Context, f MetadataBatchForm) []byt
 }
 
 func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []string {
-	if CheckServiceNameFormat(f.ServiceName) != nil {
+	// metadata=null: Java's putAll(null) / null.keySet() throws, and the
+	// batch answers an empty list.
+	if f.Metadata == nil || CheckServiceNameFormat(f.ServiceName) != nil {
 		return []string{}
 	}
 	s := r.service(f.NamespaceID, f.ServiceName)
@@ -462,7 +464,13 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 		port        int
 	}
 	var listed map[bool][]target
-	if f.ConsistencyType != "ephemeral" && f.ConsistencyType != "persist" {
+	switch f.ConsistencyType {
+	case "ephemeral", "persist":
+	case "": // the listed instances
+	default: // Java logs "services.all value is illegal" and does nothing
+		return []string{}
+	}
+	if f.ConsistencyType == "" {
 		var raw []struct {
 			IP          string `json:"ip"`
 			Port        int    `json:"port"`
@@ -496,6 +504,10 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 		}
 		return false
 	}
+	// An instance registered with metadata=null has a null map: Java's
+	// putAll (or remove, when there are keys to remove) throws and that
+	// consistency group updates nothing.
+	throws := func(in *Instance) bool { return in.Metadata == nil && (!f.Delete || len(f.Metadata) > 0) }
 	apply := func(in *Instance) {
 		if in.Metadata == nil {
 			in.Metadata = map[string]string{}
@@ -517,8 +529,14 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 	}
 	// ephemeral: in memory
 	s.mu.Lock()
+	ephOK := true
+	for _, in := range s.ephemeral {
+		if matches(in, true) && throws(in) {
+			ephOK = false
+		}
+	}
 	for k, in := range s.ephemeral {
-		if matches(in, true) {
+		if ephOK && matches(in, true) {
 			c := in.clone()
 			apply(c)
 			s.ephemeral[k] = c
