@@ -28,6 +28,8 @@ import (
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/config"
+	"github.com/nacosd/nacosd/server/console"
+	"github.com/nacosd/nacosd/server/console/live"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
@@ -103,6 +105,7 @@ type Server struct {
 	registry *naming.Registry
 	config   *config.Service
 	push     *push.Service
+	hub      *live.Hub // naming changes for the console's event streams
 	app      *fiber.App
 	ln       net.Listener
 	self     compat.Member
@@ -189,7 +192,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	nc := naming.DefaultConfig()
 	mergeNaming(&nc, s.cfg.Naming)
 	nc.HealthCheck = !s.cfg.DisableHealthCheck
-	nc.Store, nc.Pusher, nc.Clock, nc.Logger = s.store, s.push, s.cfg.Clock, s.log.With("component", "naming")
+	s.hub = live.NewHub()
+	nc.Store, nc.Pusher, nc.Clock, nc.Logger = s.store, s.hub.Tee(s.push), s.cfg.Clock, s.log.With("component", "naming")
 	if reg, err = naming.New(nc); err != nil {
 		return fmt.Errorf("server: start naming: %w", err)
 	}
@@ -229,6 +233,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	httpapi.MountAuth(root, authSvc)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad})
+	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
+		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
 	go func() { s.serveErr <- s.app.Listener(ln) }()
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
 		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String())
@@ -284,7 +290,11 @@ func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
 func (s *Server) Close() error {
 	var errs []error
 	s.closeOnce.Do(func() {
-		// release held long polls first, or the HTTP shutdown waits for them
+		// release held long polls and console event streams first, or the
+		// HTTP shutdown waits for them
+		if s.hub != nil {
+			s.hub.Close()
+		}
 		if s.config != nil {
 			if err := s.config.Close(); err != nil {
 				errs = append(errs, err)
@@ -326,6 +336,12 @@ func (s *Server) status() string {
 		return "UP"
 	}
 	return "DOWN"
+}
+
+// raftStatus is this node's view of the CP group for the console.
+func (s *Server) raftStatus() console.RaftStatus {
+	st := s.store.Stats()
+	return console.RaftStatus{State: st["state"], LeaderAddr: s.store.LeaderAddr(), Term: st["term"], AppliedIndex: st["applied_index"]}
 }
 
 // Self is this node's member (httpapi.Cluster).

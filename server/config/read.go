@@ -103,7 +103,11 @@ type SearchRequest struct {
 	Blur                           bool
 	DataID, Group, AppName, Tenant string
 	ConfigTags                     string
-	PageNo, PageSize               int
+	// Content, when not empty, keeps only configs whose content contains it
+	// (case-sensitive). No 1.x endpoint sets it: the console's
+	// GET /v1/console/configs search does.
+	Content          string
+	PageNo, PageSize int
 }
 
 // SearchRow is one listing row: the config and whether type is selected.
@@ -151,6 +155,9 @@ func (s *Service) Search(r SearchRequest) (total int, rows []SearchRow) {
 			continue
 		}
 		if !compat.JavaIsBlank(r.AppName) && in.AppName != r.AppName {
+			continue
+		}
+		if r.Content != "" && !strings.Contains(in.Content, r.Content) {
 			continue
 		}
 		if tags != nil {

@@ -1,0 +1,59 @@
+import { useEffect, useState } from 'preact/hooks';
+import { request } from '../api.js';
+import { go } from '../router.js';
+import { ErrorBox } from '../ui.jsx';
+
+// logout forgets the token (JWTs cannot be revoked server-side in 1.4.8).
+export function logout() {
+  localStorage.removeItem('token');
+  go('/login');
+}
+
+export function Login({ info, next }) {
+  const [user, setUser] = useState('');
+  const [pass, setPass] = useState('');
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  useEffect(() => { document.title = 'Log in · nacosd'; }, []);
+
+  const submit = async (e) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      // As the Java client does: username in the query, password in the body.
+      localStorage.removeItem('token');
+      const res = await request('POST', 'v1/auth/users/login', { query: { username: user }, form: { password: pass } });
+      if (!res || !res.accessToken) throw new Error('The server answered without a token');
+      localStorage.setItem('token', JSON.stringify(res));
+      const to = next && next !== '/login' ? next : '/configs';
+      location.hash = '#' + to;
+    } catch (err) {
+      setError(err.status === 403 ? new Error('Wrong user name or password') : err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return (
+    <div class="login">
+      <form onSubmit={submit} aria-labelledby="login-title">
+        <h1 id="login-title">nacosd</h1>
+        <p class="muted">Log in to the console{info && info.version ? ` (Nacos ${info.version} API)` : ''}.</p>
+        {info && !info.authEnabled && (
+          <p class="alert info">Authentication is off on this server: the console also works without logging in. <a href="#/configs">Continue without logging in</a></p>
+        )}
+        <ErrorBox error={error} />
+        <label class="field">
+          <span class="label">User name</span>
+          <input name="username" autocomplete="username" autofocus required value={user} onInput={(e) => setUser(e.target.value)} />
+        </label>
+        <label class="field">
+          <span class="label">Password</span>
+          <input name="password" type="password" autocomplete="current-password" required value={pass} onInput={(e) => setPass(e.target.value)} />
+        </label>
+        <button class="primary wide" type="submit" disabled={busy}>{busy ? 'Logging in…' : 'Log in'}</button>
+      </form>
+    </div>
+  );
+}
