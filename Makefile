@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short race fuzz bench conformance lint clean
+.PHONY: build run test test-short race fuzz bench conformance lint clean ui ui-check ui-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -38,6 +38,20 @@ bench:
 
 conformance:
 	bash conformance/ci.sh
+
+# The web console's bundle (server/console/ui/dist) is committed, so Go
+# builds need no npm. `make ui` rebuilds it from ui/src with the locked npm
+# packages; `make ui-check` rebuilds it in a scratch copy and fails if the
+# committed bundle differs; `make ui-test` runs the browser tests in Debian's
+# chromium (installed when missing).
+ui:
+	bash server/console/ui/build.sh
+
+ui-check:
+	bash server/console/ui/build.sh --check
+
+ui-test:
+	bash server/console/ui/test.sh
 
 clean:
 	rm -rf bin

@@ -47,7 +47,7 @@ for (const input of Object.keys(result.metafile.inputs)) {
   pkgs.set(m[1], `${m[1]} ${pj.version} (${pj.license})\n\n${text || '(no license file shipped; license field: ' + pj.license + ')'}`);
 }
 const names = [...pkgs.keys()].sort();
-fs.writeFileSync(`${out}/assets/THIRD-PARTY-LICENSES.txt`,
+fs.writeFileSync(`${out}/assets/third-party-licenses.txt`,
   'Packages bundled into the nacosd console (see ui/package-lock.json):\n\n' +
   names.map((n) => '=== ' + pkgs.get(n)).join('\n\n') + '\n');
 
