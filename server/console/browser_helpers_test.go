@@ -45,6 +45,12 @@ type browser struct {
 
 func newBrowser(t testing.TB, base string) *browser {
 	t.Helper()
+	// The profile is removed after chromium's helpers are gone, which can be
+	// a moment after the browser process exits (t.TempDir would fail).
+	profile, err := os.MkdirTemp("", "nacosd-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(chromiumPath(t)),
 		chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck,
@@ -54,7 +60,7 @@ func newBrowser(t testing.TB, base string) *browser {
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("hide-scrollbars", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1280, 800),
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
@@ -65,7 +71,13 @@ func newBrowser(t testing.TB, base string) *browser {
 		}
 	}
 	ctx, cancelC := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf), chromedp.WithErrorf(errorf))
-	t.Cleanup(func() { cancelC(); cancelA() })
+	t.Cleanup(func() {
+		cancelC()
+		cancelA()
+		for i := 0; i < 50 && os.RemoveAll(profile) != nil; i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
 	// the page's console errors and uncaught exceptions go to the test log
 	chromedp.ListenTarget(ctx, func(ev any) {
 		switch e := ev.(type) {
