@@ -72,6 +72,69 @@ type Config struct {
 	DisableHealthCheck bool
 	Clock              clock.Clock
 	Logger             *slog.Logger
+
+	// The fields below come from the Java-style configuration (package
+	// server/settings: conf/application.properties, -D flags, Spring's
+	// environment names, the nacos/nacos-server image's variables).
+
+	// Home is nacos.home: conf/ and logs/ live under it. Empty in tests.
+	Home string
+	// ClusterConf is the path of <Home>/conf/cluster.conf; it need not exist.
+	ClusterConf string
+	// MemberList is nacos.member.list split on commas, blanks trimmed and
+	// empty entries dropped. Java reads it only when cluster.conf does not
+	// exist (console-auth-core-v1.md §4.4).
+	MemberList []string
+	// NacosServers is the nacos/nacos-server image's NACOS_SERVERS split on
+	// blanks. The image writes it into cluster.conf when it starts in
+	// cluster mode, so when set it stands for the file's entries.
+	NacosServers []string
+	// MemberLookup is nacos.core.member.lookup.type: "" (auto), "file" or
+	// "address-server".
+	MemberLookup string
+	// Auth holds the nacos.core.auth.* properties.
+	Auth AuthConfig
+	// KeepExpiredInstances is nacos.naming.expireInstance=false: ephemeral
+	// instances whose beats stopped turn unhealthy but are never deleted.
+	KeepExpiredInstances bool
+	// NoEmptyServiceClean is nacos.naming.empty-service.auto-clean=false.
+	NoEmptyServiceClean bool
+	// ConfigMaxContent is maxContent (0: Java's 10485760).
+	ConfigMaxContent int
+	// ConfigRetentionDays is nacos.config.retention.days (0: Java's 30).
+	ConfigRetentionDays int
+	// SnowflakeWorkerID is nacos.core.snowflake.worker-id; nil derives it
+	// from the advertised IP as Java does.
+	SnowflakeWorkerID *int64
+}
+
+// AuthConfig is nacos.core.auth.* as Java Nacos 1.4.8 reads it
+// (console-auth-core-v1.md §3.1), unvalidated: the auth service decides
+// what it accepts.
+type AuthConfig struct {
+	// Enabled is nacos.core.auth.enabled (default false).
+	Enabled bool
+	// SystemType is nacos.core.auth.system.type ("nacos" when shipped,
+	// "" in code).
+	SystemType string
+	// SecretKey is nacos.core.auth.default.token.secret.key, the Base64 text
+	// of the HMAC key exactly as configured. With no source setting it, it is
+	// the key of the console jar's classpath application.properties, which
+	// is what Java 1.4.8 uses then; the nacos/nacos-server image sets it to
+	// $NACOS_AUTH_TOKEN, empty when that is unset.
+	SecretKey string
+	// SecretKeyDefault reports that SecretKey is that published default.
+	SecretKeyDefault bool
+	// TokenExpire is nacos.core.auth.default.token.expire.seconds (18000 s).
+	TokenExpire time.Duration
+	// Caching is nacos.core.auth.caching.enabled (default true).
+	Caching bool
+	// UserAgentAuthWhite is nacos.core.auth.enable.userAgentAuthWhite: true
+	// when the property is absent, false in the shipped conf.
+	UserAgentAuthWhite bool
+	// ServerIdentityKey and ServerIdentityValue are
+	// nacos.core.auth.server.identity.key/value.
+	ServerIdentityKey, ServerIdentityValue string
 }
 
 // DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
@@ -192,6 +255,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	nc := naming.DefaultConfig()
 	mergeNaming(&nc, s.cfg.Naming)
 	nc.HealthCheck = !s.cfg.DisableHealthCheck
+	nc.ExpireInstances = !s.cfg.KeepExpiredInstances
+	nc.EmptyServiceClean = !s.cfg.NoEmptyServiceClean
 	s.hub = live.NewHub()
 	nc.Store, nc.Pusher, nc.Clock, nc.Logger = s.store, s.hub.Tee(s.push), s.cfg.Clock, s.log.With("component", "naming")
 	if reg, err = naming.New(nc); err != nil {
@@ -202,6 +267,15 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	cc := config.DefaultConfig()
 	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
 	cc.WorkerID = config.WorkerIDFromIP(ip)
+	if s.cfg.SnowflakeWorkerID != nil {
+		cc.WorkerID = *s.cfg.SnowflakeWorkerID
+	}
+	if s.cfg.ConfigMaxContent > 0 {
+		cc.MaxContent = s.cfg.ConfigMaxContent
+	}
+	if s.cfg.ConfigRetentionDays > 0 {
+		cc.RetentionDays = s.cfg.ConfigRetentionDays
+	}
 	if s.config, err = config.New(cc); err != nil {
 		return fmt.Errorf("server: start config: %w", err)
 	}

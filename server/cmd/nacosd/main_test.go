@@ -21,9 +21,11 @@ import (
 	"time"
 )
 
+func noEnv(string) (string, bool) { return "", false }
+
 func TestHelpListsFlags(t *testing.T) {
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"--help"}, func(string) string { return "" }, &out)
+	err := run(context.Background(), []string{"--help"}, noEnv, &out)
 	if !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("--help: %v", err)
 	}
@@ -36,7 +38,7 @@ func TestHelpListsFlags(t *testing.T) {
 
 func TestRejectsBadFlags(t *testing.T) {
 	for _, args := range [][]string{{"-log-level", "loud"}, {"-mode", "cluster", "-data-dir", t.TempDir()}, {"-port", "70000"}, {"extra"}} {
-		if err := run(context.Background(), args, func(string) string { return "" }, io.Discard); err == nil {
+		if err := run(context.Background(), args, noEnv, io.Discard); err == nil {
 			t.Errorf("%v: no error", args)
 		}
 	}
