@@ -54,6 +54,8 @@ type pollers struct {
 	byKey map[string]map[*Poll]struct{}
 	byIP  map[string]map[*Poll]struct{}
 	n     int
+
+	wakeups atomic.Int64 // holders answered because of a change (Stats)
 }
 
 func newPollers(s *Service) *pollers {
@@ -272,6 +274,7 @@ func (ps *pollers) changed(gk string, betaIPs []string) {
 		woken = append(woken, p)
 	}
 	ps.mu.Unlock()
+	ps.wakeups.Add(int64(len(woken)))
 	for _, p := range woken {
 		for i, k := range p.keys {
 			if k == gk {

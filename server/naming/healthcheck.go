@@ -203,6 +203,7 @@ func (h *healthChecker) probe(t probeTarget) probeResult {
 	}
 	addr := net.JoinHostPort(t.in.IP, strconv.Itoa(port))
 	if t.cluster.HealthChecker.Type == "TCP" {
+		h.r.stats.tcpProbes.Add(1)
 		conn, err := net.DialTimeout("tcp", addr, h.timeout)
 		if err != nil {
 			return classifyErr(err)
@@ -210,6 +211,7 @@ func (h *healthChecker) probe(t probeTarget) probeResult {
 		_ = conn.Close()
 		return probeOK
 	}
+	h.r.stats.httpProbes.Add(1)
 	path := t.cluster.HealthChecker.Path
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path

@@ -109,6 +109,7 @@ type Registry struct {
 	cancel   func()
 	tasks    *schedules
 	checker  *healthChecker
+	stats    stats // metrics counters (stats.go)
 }
 
 // Service is one service: its CP metadata and its two instance lists.
@@ -495,6 +496,7 @@ type BeatForm struct {
 // Beat refreshes an ephemeral instance, or re-registers it from the beat JSON
 // (§3.3, §4.1).
 func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
+	r.stats.beats.Add(1)
 	sw := r.Switches()
 	res := BeatResult{ClientBeatInterval: sw.ClientBeatInterval}
 	cluster, ip, port := f.ClusterName, f.IP, f.Port
@@ -509,6 +511,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	in := r.findInstance(f.NamespaceID, f.ServiceName, cluster, ip, port)
 	if in == nil {
 		if f.Beat == nil {
+			r.stats.beatsUnknown.Add(1)
 			res.Code = compat.BeatNotFound
 			return res, nil
 		}

@@ -63,6 +63,7 @@ func (s *Service) handleAck(ip string, port int, a ack) {
 	var sentAt time.Time
 	if ok {
 		sentAt = e.sentAt
+		s.acked++
 		delete(s.pending, k)
 		if e.timer != nil {
 			e.timer.Stop()
@@ -76,6 +77,9 @@ func (s *Service) handleAck(ip string, port int, a ack) {
 		return
 	}
 	cost := now.Sub(sentAt)
+	if s.cfg.OnAck != nil {
+		s.cfg.OnAck(cost)
+	}
 	if cost > s.cfg.AckTimeout {
 		s.log.Debug("push: ack takes too long", "key", k.String(), "cost", cost)
 	}

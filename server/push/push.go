@@ -68,6 +68,9 @@ type Config struct {
 	Render Renderer
 	// Logger receives push logs. Nil discards them.
 	Logger *slog.Logger
+	// OnAck, when set, is called with the time from the (last) send of a
+	// push to its ack (metrics: Java's pushCost).
+	OnAck func(cost time.Duration)
 }
 
 // DefaultConfig returns the Nacos 1.4.8 timings (§9.5) with the real clock.
@@ -154,6 +157,7 @@ type Service struct {
 	total       int64                   // Java totalPush
 	failed      int64                   // Java failedPush (give-ups, send errors, overflow)
 	sends       int64                   // datagrams written (tests, debug)
+	acked       int64                   // pushes acked (Counters)
 	sweeper     clock.Timer
 
 	gzPool   sync.Pool      // *gzip.Writer, reused across rounds
