@@ -115,7 +115,7 @@ type Request struct {
 	Method string
 	// URI is the matched mapping without the context path
 	// ("/v1/cs/configs"), or NOT_FOUND, REDIRECTION, root.
-	URI string
+	URI    string
 	Status int
 	// Exception is the simple class name of the exception Java would have
 	// thrown, "None" without one.
@@ -211,4 +211,3 @@ func outcome(status int) string {
 	}
 	return "UNKNOWN"
 }
-
