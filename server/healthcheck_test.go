@@ -17,7 +17,7 @@ import (
 // checkTimes (3) good probes; HTTP checker with 503 → unhealthy after 3.
 func TestHealthCheckPersistentInstances(t *testing.T) {
 	cfg := servertest.Config(t)
-	cfg.DisableHealthCheck = false
+	cfg.Naming.DisableHealthCheck = false
 	cfg.Naming.HealthCheckInterval = 50 * time.Millisecond
 	n := servertest.Start(t, cfg)
 

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -55,21 +56,21 @@ type Config struct {
 	Standalone bool
 	// RaftAddr is the raft TCP bind address (default 127.0.0.1:<port-1000>).
 	RaftAddr string
-	// PushAddr is the UDP push socket bind address (default ":0").
-	PushAddr string
-	// Naming overrides naming timings (tests); zero fields keep defaults.
+	// Naming configures the naming registry and Push the UDP push service
+	// (Push.ListenAddr is the push socket, ":0" by default). Both are passed
+	// through whole: zero fields mean the component's defaults; the
+	// collaborators (store, pusher, renderer) are set by Start, and a nil
+	// Clock or Logger is this Config's. With Push.SubscriberTTL and
+	// SubscriberTTLFunc unset, subscribers live for the
+	// defaultPushCacheMillis switch, as in Java.
 	Naming naming.Config
-	// Push overrides push timings (tests); zero fields keep defaults.
-	Push push.Config
+	Push   push.Config
 	// JavaPushTiming pushes every change 1 s after it as Java Nacos does;
 	// by default the first change of a quiet service is pushed at once and
 	// later ones are coalesced into one push per second.
 	JavaPushTiming bool
 	// FastRaft shortens raft timings (tests).
 	FastRaft bool
-	// DisableHealthCheck turns off TCP/HTTP probes of persistent instances
-	// (tests that register addresses nobody listens on).
-	DisableHealthCheck bool
 	Clock              clock.Clock
 	Logger             *slog.Logger
 
@@ -94,11 +95,6 @@ type Config struct {
 	MemberLookup string
 	// Auth holds the nacos.core.auth.* properties.
 	Auth AuthConfig
-	// KeepExpiredInstances is nacos.naming.expireInstance=false: ephemeral
-	// instances whose beats stopped turn unhealthy but are never deleted.
-	KeepExpiredInstances bool
-	// NoEmptyServiceClean is nacos.naming.empty-service.auto-clean=false.
-	NoEmptyServiceClean bool
 	// ConfigMaxContent is maxContent (0: Java's 10485760).
 	ConfigMaxContent int
 	// ConfigRetentionDays is nacos.config.retention.days (0: Java's 30).
@@ -139,7 +135,7 @@ type AuthConfig struct {
 
 // DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
 func DefaultConfig() Config {
-	return Config{Host: "", Port: 8848, ContextPath: "/nacos", DataDir: "data", Standalone: true, PushAddr: ":0",
+	return Config{Host: "", Port: 8848, ContextPath: "/nacos", DataDir: "data", Standalone: true,
 		Clock: clock.Real{}, Logger: slog.Default()}
 }
 
@@ -237,32 +233,51 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("server: open raft store: %w", err)
 	}
 
-	var reg *naming.Registry
-	pc := push.DefaultConfig()
-	mergePush(&pc, s.cfg.Push)
-	pc.ListenAddr = s.cfg.PushAddr
+	// push renders through the registry, built after it: regp is set once
+	// the registry exists, before any subscriber can appear.
+	var regp atomic.Pointer[naming.Registry]
+	pc := s.cfg.Push
 	pc.LeadingEdge = !s.cfg.JavaPushTiming
-	if pc.ListenAddr == "" {
-		pc.ListenAddr = ":0"
+	if pc.Clock == nil {
+		pc.Clock = s.cfg.Clock
 	}
-	pc.Clock = s.cfg.Clock
-	pc.Logger = s.log.With("component", "push")
-	pc.Render = func(sub push.Subscriber) ([]byte, error) { return reg.RenderPush(sub) }
+	if pc.Logger == nil {
+		pc.Logger = s.log.With("component", "push")
+	}
+	pc.Render = func(sub push.Subscriber) ([]byte, error) {
+		reg := regp.Load()
+		if reg == nil {
+			return nil, errors.New("server: push before the naming registry started")
+		}
+		return reg.RenderPush(sub)
+	}
+	if pc.SubscriberTTL == 0 && pc.SubscriberTTLFunc == nil {
+		pc.SubscriberTTLFunc = func() time.Duration {
+			if reg := regp.Load(); reg != nil {
+				return time.Duration(reg.Switches().DefaultPushCacheMillis) * time.Millisecond
+			}
+			return time.Duration(naming.DefaultSwitches().DefaultPushCacheMillis) * time.Millisecond
+		}
+	}
 	if s.push, err = push.New(pc); err != nil {
 		return fmt.Errorf("server: start push: %w", err)
 	}
 
-	nc := naming.DefaultConfig()
-	mergeNaming(&nc, s.cfg.Naming)
-	nc.HealthCheck = !s.cfg.DisableHealthCheck
-	nc.ExpireInstances = !s.cfg.KeepExpiredInstances
-	nc.EmptyServiceClean = !s.cfg.NoEmptyServiceClean
+	nc := s.cfg.Naming
 	s.hub = live.NewHub()
-	nc.Store, nc.Pusher, nc.Clock, nc.Logger = s.store, s.hub.Tee(s.push), s.cfg.Clock, s.log.With("component", "naming")
-	if reg, err = naming.New(nc); err != nil {
+	nc.Store, nc.Pusher = s.store, s.hub.Tee(s.push)
+	if nc.Clock == nil {
+		nc.Clock = s.cfg.Clock
+	}
+	if nc.Logger == nil {
+		nc.Logger = s.log.With("component", "naming")
+	}
+	reg, err := naming.New(nc)
+	if err != nil {
 		return fmt.Errorf("server: start naming: %w", err)
 	}
 	s.registry = reg
+	regp.Store(reg)
 
 	cc := config.DefaultConfig()
 	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
@@ -315,36 +330,6 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	return nil
 }
 
-func mergePush(dst *push.Config, o push.Config) {
-	if o.Debounce > 0 {
-		dst.Debounce = o.Debounce
-	}
-	if o.AckTimeout > 0 {
-		dst.AckTimeout = o.AckTimeout
-	}
-	if o.SubscriberTTL > 0 {
-		dst.SubscriberTTL = o.SubscriberTTL
-	}
-	if o.SweepInterval > 0 {
-		dst.SweepInterval = o.SweepInterval
-	}
-}
-
-func mergeNaming(dst *naming.Config, o naming.Config) {
-	if o.BeatCheckInterval > 0 {
-		dst.BeatCheckInterval = o.BeatCheckInterval
-	}
-	if o.EmptyServiceCleanInitial > 0 {
-		dst.EmptyServiceCleanInitial = o.EmptyServiceCleanInitial
-	}
-	if o.HealthCheckInterval > 0 {
-		dst.HealthCheckInterval = o.HealthCheckInterval
-	}
-	if o.EmptyServiceCleanPeriod > 0 {
-		dst.EmptyServiceCleanPeriod = o.EmptyServiceCleanPeriod
-	}
-}
-
 // HTTPAddr is the bound HTTP address (host:port).
 func (s *Server) HTTPAddr() string { return s.ln.Addr().String() }
 
@@ -353,6 +338,9 @@ func (s *Server) Handler() fasthttp.RequestHandler { return s.app.Handler() }
 
 // Registry exposes the naming domain (tests, benchmarks).
 func (s *Server) Registry() *naming.Registry { return s.registry }
+
+// PushService exposes the UDP push service (tests).
+func (s *Server) PushService() *push.Service { return s.push }
 
 // RaftAddr is the bound raft address.
 func (s *Server) RaftAddr() string { return s.store.Addr() }

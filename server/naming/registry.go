@@ -40,56 +40,83 @@ const (
 	switchesKey    = "switches"
 )
 
-// Config configures a Registry.
+// Config configures a Registry. Zero fields mean the default (DefaultConfig),
+// the convention of every nacosd component config: switches are phrased so
+// that false is the shipped behaviour, and nil Clock and Logger mean the
+// real clock and a discarding logger.
 type Config struct {
 	Store  CPStore
 	Pusher Pusher // may be nil (no push)
 	Clock  clock.Clock
 	Logger *slog.Logger
-	// ExpireInstances deletes ephemeral instances after their ip delete
-	// timeout (nacos.naming.expireInstance, default true).
-	ExpireInstances bool
+	// DisableExpiry keeps ephemeral instances past their ip delete timeout
+	// (nacos.naming.expireInstance=false; shipped: they are deleted).
+	DisableExpiry bool
 	// BeatCheckInterval is the period of the beat-expiry sweep (5 s).
 	BeatCheckInterval time.Duration
-	// EmptyServiceClean removes services that stayed empty for more than
-	// three checks (nacos.naming.empty-service.auto-clean, shipped true).
-	EmptyServiceClean        bool
+	// DisableEmptyServiceClean keeps services that stayed empty (shipped:
+	// nacos.naming.empty-service.auto-clean=true removes them after more
+	// than three checks).
+	DisableEmptyServiceClean bool
 	EmptyServiceCleanInitial time.Duration // 50 s
 	EmptyServiceCleanPeriod  time.Duration // 30 s
-	// HealthCheck enables TCP/HTTP probing of persistent instances.
-	HealthCheck bool
+	// DisableHealthCheck turns off TCP/HTTP probing of persistent instances
+	// (tests that register addresses nobody listens on).
+	DisableHealthCheck bool
 	// HealthCheckInterval, when positive, replaces Java's adaptive probe
 	// schedule (first round 2–7 s after a cluster appears, then
 	// checkRtNormalized: 1–5 s for TCP, 0.5–5 s for HTTP) with a fixed period.
 	HealthCheckInterval time.Duration
-	// WriteTimeout bounds one CP write.
+	// WriteTimeout bounds one CP write, retries of a lost race included (10 s).
 	WriteTimeout time.Duration
 }
 
 // DefaultConfig returns Java Nacos's shipped defaults.
 func DefaultConfig() Config {
-	return Config{Clock: clock.Real{}, Logger: slog.Default(), ExpireInstances: true, BeatCheckInterval: 5 * time.Second,
-		EmptyServiceClean: true, EmptyServiceCleanInitial: 50 * time.Second, EmptyServiceCleanPeriod: 30 * time.Second,
-		HealthCheck: true, WriteTimeout: 10 * time.Second}
+	return Config{Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), BeatCheckInterval: 5 * time.Second,
+		EmptyServiceCleanInitial: 50 * time.Second, EmptyServiceCleanPeriod: 30 * time.Second, WriteTimeout: 10 * time.Second}
 }
 
-// Validate checks the configuration.
+// withDefaults fills the zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Clock == nil {
+		c.Clock = d.Clock
+	}
+	if c.Logger == nil {
+		c.Logger = d.Logger
+	}
+	if c.BeatCheckInterval == 0 {
+		c.BeatCheckInterval = d.BeatCheckInterval
+	}
+	if c.EmptyServiceCleanInitial == 0 {
+		c.EmptyServiceCleanInitial = d.EmptyServiceCleanInitial
+	}
+	if c.EmptyServiceCleanPeriod == 0 {
+		c.EmptyServiceCleanPeriod = d.EmptyServiceCleanPeriod
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = d.WriteTimeout
+	}
+	return c
+}
+
+// Validate checks the configuration (after defaults are applied).
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	switch {
 	case c.Store == nil:
 		return errors.New("naming: Config.Store is nil")
-	case c.Clock == nil:
-		return errors.New("naming: Config.Clock is nil")
-	case c.Logger == nil:
-		return errors.New("naming: Config.Logger is nil")
-	case c.BeatCheckInterval <= 0:
-		return fmt.Errorf("naming: Config.BeatCheckInterval must be positive, got %v", c.BeatCheckInterval)
-	case c.EmptyServiceClean && c.EmptyServiceCleanPeriod <= 0:
-		return fmt.Errorf("naming: Config.EmptyServiceCleanPeriod must be positive, got %v", c.EmptyServiceCleanPeriod)
+	case c.BeatCheckInterval < 0:
+		return fmt.Errorf("naming: Config.BeatCheckInterval must not be negative, got %v", c.BeatCheckInterval)
+	case c.EmptyServiceCleanInitial < 0:
+		return fmt.Errorf("naming: Config.EmptyServiceCleanInitial must not be negative, got %v", c.EmptyServiceCleanInitial)
+	case c.EmptyServiceCleanPeriod < 0:
+		return fmt.Errorf("naming: Config.EmptyServiceCleanPeriod must not be negative, got %v", c.EmptyServiceCleanPeriod)
 	case c.HealthCheckInterval < 0:
 		return fmt.Errorf("naming: Config.HealthCheckInterval must not be negative, got %v", c.HealthCheckInterval)
-	case c.WriteTimeout <= 0:
-		return fmt.Errorf("naming: Config.WriteTimeout must be positive, got %v", c.WriteTimeout)
+	case c.WriteTimeout < 0:
+		return fmt.Errorf("naming: Config.WriteTimeout must not be negative, got %v", c.WriteTimeout)
 	}
 	return nil
 }
@@ -134,6 +161,7 @@ func New(cfg Config) (*Registry, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}, rules: newRules(),
 		tasks: newSchedules(cfg.Clock)}
 	sw := DefaultSwitches()
@@ -141,10 +169,10 @@ func New(cfg Config) (*Registry, error) {
 	r.cancel = cfg.Store.Watch(r.onEvent)
 	r.rebuild()
 	r.tasks.every(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
-	if cfg.EmptyServiceClean {
+	if !cfg.DisableEmptyServiceClean {
 		r.tasks.every(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
 	}
-	if cfg.HealthCheck {
+	if !cfg.DisableHealthCheck {
 		r.checker = newHealthChecker(r)
 	}
 	return r, nil
@@ -160,6 +188,9 @@ func (r *Registry) Close() error {
 	}
 	return nil
 }
+
+// Config returns the effective configuration (defaults applied).
+func (r *Registry) Config() Config { return r.cfg }
 
 // Switches returns the current switch domain (do not modify).
 func (r *Registry) Switches() *Switches { return r.switches.Load() }
@@ -616,7 +647,7 @@ func (r *Registry) Sweep(now time.Time) {
 				changed = true
 				r.log.Info("instance beat timeout", "service", s.meta.Name, "ip", o.IP, "port", o.Port, "lastBeat", o.LastBeat)
 			}
-			if r.cfg.ExpireInstances && ms-o.LastBeat > o.IPDeleteTimeout() {
+			if !r.cfg.DisableExpiry && ms-o.LastBeat > o.IPDeleteTimeout() {
 				delete(s.ephemeral, key)
 				changed = true
 				r.log.Info("instance expired", "service", s.meta.Name, "ip", o.IP, "port", o.Port)

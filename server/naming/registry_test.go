@@ -76,7 +76,7 @@ func (e *env) open() {
 	cfg := DefaultConfig()
 	cfg.Store, cfg.Pusher, cfg.Clock = e.store, e.push, e.clk
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.HealthCheck = false // never probe addresses from tests
+	cfg.DisableHealthCheck = true // never probe addresses from tests
 	reg, err := New(cfg)
 	if err != nil {
 		e.t.Fatal(err)

@@ -20,7 +20,6 @@ func TestSchedulesHoldOneTimerEach(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Store, cfg.Clock = store, clk
 	cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	cfg.HealthCheck = true // no services: rounds probe nothing
 	reg, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -74,7 +74,9 @@ type Config struct {
 }
 
 // DefaultConfig returns the Nacos 1.4.8 timings (§9.5) with the real clock.
-// Render must still be set.
+// Render must still be set. Zero fields of a Config mean these defaults
+// (nil Clock: the real clock; nil Logger: discard), the convention of every
+// nacosd component config.
 func DefaultConfig() Config {
 	return Config{
 		ListenAddr:    ":0",
@@ -88,25 +90,55 @@ func DefaultConfig() Config {
 	}
 }
 
-// Validate reports the first invalid field.
+// withDefaults fills the zero fields from DefaultConfig.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.ListenAddr == "" {
+		c.ListenAddr = d.ListenAddr
+	}
+	if c.Debounce == 0 {
+		c.Debounce = d.Debounce
+	}
+	if c.AckTimeout == 0 {
+		c.AckTimeout = d.AckTimeout
+	}
+	if c.MaxRetry == 0 {
+		c.MaxRetry = d.MaxRetry
+	}
+	if c.SubscriberTTL == 0 {
+		c.SubscriberTTL = d.SubscriberTTL
+	}
+	if c.SweepInterval == 0 {
+		c.SweepInterval = d.SweepInterval
+	}
+	if c.MaxPending == 0 {
+		c.MaxPending = d.MaxPending
+	}
+	if c.Clock == nil {
+		c.Clock = d.Clock
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Validate reports the first invalid field (after defaults are applied).
 func (c Config) Validate() error {
+	c = c.withDefaults()
 	switch {
-	case c.ListenAddr == "":
-		return errors.New("push: config: ListenAddr is empty")
-	case c.Debounce <= 0:
+	case c.Debounce < 0:
 		return fmt.Errorf("push: config: Debounce must be > 0, got %v", c.Debounce)
-	case c.AckTimeout <= 0:
+	case c.AckTimeout < 0:
 		return fmt.Errorf("push: config: AckTimeout must be > 0, got %v", c.AckTimeout)
 	case c.MaxRetry < 0:
 		return fmt.Errorf("push: config: MaxRetry must be >= 0, got %d", c.MaxRetry)
-	case c.SubscriberTTL <= 0:
+	case c.SubscriberTTL < 0:
 		return fmt.Errorf("push: config: SubscriberTTL must be > 0, got %v", c.SubscriberTTL)
-	case c.SweepInterval <= 0:
+	case c.SweepInterval < 0:
 		return fmt.Errorf("push: config: SweepInterval must be > 0, got %v", c.SweepInterval)
-	case c.MaxPending <= 0:
+	case c.MaxPending < 0:
 		return fmt.Errorf("push: config: MaxPending must be > 0, got %d", c.MaxPending)
-	case c.Clock == nil:
-		return errors.New("push: config: Clock is nil")
 	case c.Render == nil:
 		return errors.New("push: config: Render is nil")
 	}
@@ -166,11 +198,15 @@ type Service struct {
 	readDone chan struct{}
 }
 
+// Config returns the effective configuration (defaults applied).
+func (s *Service) Config() Config { return s.cfg }
+
 // New binds the UDP socket and starts the ack reader and the sweeper.
 func New(cfg Config) (*Service, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg = cfg.withDefaults()
 	addr, err := net.ResolveUDPAddr("udp", cfg.ListenAddr)
 	if err != nil {
 		return nil, fmt.Errorf("push: resolve %s: %w", cfg.ListenAddr, err)
@@ -191,9 +227,6 @@ func New(cfg Config) (*Service, error) {
 		dirty:     make(map[string]bool),
 		pending:   make(map[ackKey]*ackEntry),
 		readDone:  make(chan struct{}),
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
 	}
 	if s.nano == nil {
 		s.nano = defaultNano()

@@ -591,15 +591,23 @@ func TestConfigValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("default config: %v", err)
 	}
+	// zero fields mean the defaults
+	zero := Config{Render: ok.Render}
+	if err := zero.Validate(); err != nil {
+		t.Fatalf("zero config: %v", err)
+	}
+	got, want := zero.withDefaults(), ok
+	got.Render, want.Render, got.Logger = nil, nil, nil
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("zero config with defaults %+v, want %+v", got, want)
+	}
 	for name, mut := range map[string]func(*Config){
-		"ListenAddr":    func(c *Config) { c.ListenAddr = "" },
-		"Debounce":      func(c *Config) { c.Debounce = 0 },
+		"Debounce":      func(c *Config) { c.Debounce = -1 },
 		"AckTimeout":    func(c *Config) { c.AckTimeout = -1 },
 		"MaxRetry":      func(c *Config) { c.MaxRetry = -1 },
-		"SubscriberTTL": func(c *Config) { c.SubscriberTTL = 0 },
-		"SweepInterval": func(c *Config) { c.SweepInterval = 0 },
-		"MaxPending":    func(c *Config) { c.MaxPending = 0 },
-		"Clock":         func(c *Config) { c.Clock = nil },
+		"SubscriberTTL": func(c *Config) { c.SubscriberTTL = -1 },
+		"SweepInterval": func(c *Config) { c.SweepInterval = -1 },
+		"MaxPending":    func(c *Config) { c.MaxPending = -1 },
 		"Render":        func(c *Config) { c.Render = nil },
 	} {
 		c := ok

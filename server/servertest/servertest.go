@@ -32,9 +32,9 @@ func Config(t testing.TB) server.Config {
 	cfg := server.DefaultConfig()
 	cfg.Host, cfg.Port, cfg.IP = "127.0.0.1", 0, "127.0.0.1"
 	cfg.DataDir = t.TempDir()
-	cfg.PushAddr = "127.0.0.1:0"
+	cfg.Push.ListenAddr = "127.0.0.1:0"
 	cfg.FastRaft = true
-	cfg.DisableHealthCheck = true
+	cfg.Naming.DisableHealthCheck = true
 	cfg.Logger = Logger(t)
 	return cfg
 }

@@ -163,7 +163,7 @@ func (r *reader) fill(st *Settings, home string, o Options) error {
 	if c.RaftAddr, _, err = r.str("nacosd.raft-addr", ""); err != nil {
 		return err
 	}
-	if c.PushAddr, _, err = r.str("nacosd.push-addr", ":0"); err != nil {
+	if c.Push.ListenAddr, _, err = r.str("nacosd.push-addr", ":0"); err != nil {
 		return err
 	}
 	if c.JavaPushTiming, _, err = r.boolean("nacosd.java-push-timing", false); err != nil {
@@ -376,12 +376,12 @@ func (r *reader) fillDomains(st *Settings) error {
 	if err != nil {
 		return err
 	}
-	c.KeepExpiredInstances = !expire
+	c.Naming.DisableExpiry = !expire
 	clean, _, err := r.boolean("nacos.naming.empty-service.auto-clean", true)
 	if err != nil {
 		return err
 	}
-	c.NoEmptyServiceClean = !clean
+	c.Naming.DisableEmptyServiceClean = !clean
 	initial, _, err := r.integer("nacos.naming.empty-service.clean.initial-delay-ms", 50000, 1, 1<<40)
 	if err != nil {
 		return err
