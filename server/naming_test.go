@@ -227,7 +227,8 @@ func TestBeatExpiryRealTime(t *testing.T) {
 	cfg := servertest.Config(t)
 	cfg.Naming.BeatCheckInterval = 100 * time.Millisecond
 	n := servertest.Start(t, cfg)
-	md := `{"preserved.heart.beat.timeout":"300","preserved.ip.delete.timeout":"800"}`
+	// unhealthy from 1 s to 3 s: wide enough to be seen on a loaded machine
+	md := `{"preserved.heart.beat.timeout":"1000","preserved.ip.delete.timeout":"3000"}`
 	r := n.Do("POST", "/nacos/v1/ns/instance", url.Values{"serviceName": {"DEFAULT_GROUP@@rt"}, "ip": {"127.0.0.1"}, "port": {"1"}, "metadata": {md}}, nil, nil)
 	if r.Body != "ok" {
 		t.Fatal(r.Body)
@@ -236,7 +237,7 @@ func TestBeatExpiryRealTime(t *testing.T) {
 		return n.Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {"DEFAULT_GROUP@@rt"}, "healthyOnly": {"true"}}, nil, nil).Body
 	}
 	seenUnhealthy := false
-	servertest.Eventually(t, 5*time.Second, func() error {
+	servertest.Eventually(t, 10*time.Second, func() error {
 		body := list()
 		if strings.Contains(body, `"healthy":true`) && !seenUnhealthy {
 			// protect threshold promotes a lone unhealthy instance; look at statuses instead

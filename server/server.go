@@ -16,7 +16,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -170,8 +169,7 @@ type Server struct {
 	self     compat.Member
 	started  time.Time
 
-	closeOnce sync.Once
-	serveErr  chan error
+	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
 }
 
 // New validates cfg; Start opens the stores and listeners.
@@ -182,13 +180,21 @@ func New(cfg Config) (*Server, error) {
 	if cfg.ContextPath == "/" {
 		cfg.ContextPath = ""
 	}
-	return &Server{cfg: cfg, log: cfg.Logger, serveErr: make(chan error, 1)}, nil
+	return &Server{cfg: cfg, log: cfg.Logger, run: newLifecycle()}, nil
 }
 
-// Start opens the CP store, builds the domains and starts serving HTTP. On
-// error everything opened so far is closed.
+// Start opens the CP store, builds the domains and starts serving HTTP. ctx
+// bounds the node's life: cancelled during Start, Start stops at the next
+// step and returns its error; cancelled later, the node shuts down as by
+// Close. On error everything opened so far is closed.
 func (s *Server) Start(ctx context.Context) (err error) {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("server: start: %w", err)
+	}
 	defer func() {
+		if err == nil {
+			err = ctx.Err()
+		}
 		if err != nil {
 			s.Close()
 		}
@@ -231,6 +237,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	if s.store, err = raftstore.Open(rc); err != nil {
 		return fmt.Errorf("server: open raft store: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("server: start: %w", err)
 	}
 
 	// push renders through the registry, built after it: regp is set once
@@ -324,7 +333,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Status: s.status, SysLoad: sysLoad})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
-	go func() { s.serveErr <- s.app.Listener(ln) }()
+	s.serve(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
 		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String())
 	return nil
@@ -347,44 +356,6 @@ func (s *Server) RaftAddr() string { return s.store.Addr() }
 
 // PushAddr is the UDP push socket address.
 func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
-
-// Close stops serving and closes every component; safe to call twice.
-func (s *Server) Close() error {
-	var errs []error
-	s.closeOnce.Do(func() {
-		// release held long polls and console event streams first, or the
-		// HTTP shutdown waits for them
-		if s.hub != nil {
-			s.hub.Close()
-		}
-		if s.config != nil {
-			if err := s.config.Close(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if s.app != nil {
-			if err := s.app.ShutdownWithTimeout(5 * time.Second); err != nil {
-				errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
-			}
-		} else if s.ln != nil {
-			_ = s.ln.Close()
-		}
-		if s.registry != nil {
-			_ = s.registry.Close()
-		}
-		if s.push != nil {
-			if err := s.push.Close(); err != nil {
-				errs = append(errs, err)
-			}
-		}
-		if s.store != nil {
-			if err := s.store.Close(); err != nil {
-				errs = append(errs, fmt.Errorf("server: close raft store: %w", err))
-			}
-		}
-	})
-	return errors.Join(errs...)
-}
 
 // status is ServerStatusManager: the overriddenServerStatus switch when
 // set, else UP while the CP store has a leader.

@@ -59,7 +59,13 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 	if err := srv.Start(ctx); err != nil {
 		return err
 	}
-	<-ctx.Done()
-	cfg.Logger.Info("shutting down")
-	return srv.Close()
+	select {
+	case <-ctx.Done():
+		cfg.Logger.Info("shutting down")
+	case <-srv.Done(): // a component failed: exit non-zero with its cause
+	}
+	if err := srv.Close(); err != nil {
+		return err
+	}
+	return srv.Err()
 }
