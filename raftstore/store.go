@@ -39,6 +39,7 @@ type Store struct {
 	trans  *raft.NetworkTransport
 	stream *tcpStreamLayer
 	bolt   *raftboltdb.BoltStore
+	locks  keyLocks // per-key locks of Update
 
 	closeOnce sync.Once
 	closed    chan struct{}
