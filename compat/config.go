@@ -29,12 +29,12 @@ const (
 	ConfigBeingModified = "requested file is being modified, please try later.\n"
 )
 
-// ConfigError is a /v1/cs error: the body of compat.Error with the
-// application/json;charset=UTF-8 content type NacosWebFilter presets.
-func ConfigError(e *Error) *Error {
-	e.ContentType = ConfigContentTypeJSON
-	return e
-}
+// ConfigError is a /v1/cs error. NacosWebFilter presets
+// application/json;charset=UTF-8, but the exception handler's
+// ResponseEntity<String> goes through Spring's StringHttpMessageConverter,
+// which sets text/plain;charset=UTF-8 (seen on the 1.4.8 reference; the
+// spec's config-v1.md §0.3 says JSON): the default error content type.
+func ConfigError(e *Error) *Error { return e }
 
 // configIllegal is an IllegalArgumentException on /v1/cs (400).
 func configIllegal(msg string, causes ...string) *Error {

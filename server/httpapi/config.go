@@ -63,7 +63,9 @@ type configHandlers struct {
 }
 
 // wrap gives every /v1/cs response NacosWebFilter's
-// application/json;charset=UTF-8 (config-v1.md §0), also for errors.
+// application/json;charset=UTF-8 (config-v1.md §0); errors and String
+// results go through Spring's StringHttpMessageConverter and answer
+// text/plain;charset=UTF-8 (seen on the reference).
 func (h *configHandlers) wrap(fn fiber.Handler) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		c.Set(fiber.HeaderContentType, compat.ConfigContentTypeJSON)
@@ -73,11 +75,6 @@ func (h *configHandlers) wrap(fn fiber.Handler) fiber.Handler {
 		}
 		var ce *compat.Error
 		if errors.As(err, &ce) {
-			if ce.ContentType == "" {
-				cp := *ce
-				cp.ContentType = compat.ConfigContentTypeJSON
-				return &cp
-			}
 			return ce
 		}
 		h.log.Error("config request failed", "method", c.Method(), "path", c.Path(), "err", err)
@@ -479,9 +476,10 @@ func (h *configHandlers) stopBeta(c *fiber.Ctx, p Params) error {
 // the log, so it only acknowledges.
 func (h *configHandlers) dataChange(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("true")) }
 
-func (h *configHandlers) text200(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("200")) }
+// String results go through StringHttpMessageConverter: text/plain.
+func (h *configHandlers) text200(c *fiber.Ctx) error { return SendText(c, "200") }
 
-func (h *configHandlers) health(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("UP")) }
+func (h *configHandlers) health(c *fiber.Ctx) error { return SendText(c, "UP") }
 
 // derby is GET /v1/cs/ops/derby: nacosd has no Derby, so it answers as a
 // Java server on external storage does (config-v1.md §3.16).

@@ -167,7 +167,7 @@ func TestConfigBadInput(t *testing.T) {
 		if r.status != c.status || r.body != c.body {
 			t.Errorf("%s: got %d %q, want %d %q", c.name, r.status, r.body, c.status, c.body)
 		}
-		if ct := r.hdr.Get("Content-Type"); ct != "application/json;charset=UTF-8" {
+		if ct := r.hdr.Get("Content-Type"); ct != "text/plain;charset=UTF-8" { // StringHttpMessageConverter, as on the reference
 			t.Errorf("%s: content type %q", c.name, ct)
 		}
 	}
@@ -549,7 +549,7 @@ func TestConfigMethodNotSupported(t *testing.T) {
 	e := newCfgEnv(t, clock.Real{})
 	r := e.do("PUT", "/nacos/v1/cs/configs?dataId=a&group=G", nil, nil)
 	expect(t, r, 500, "caused: Request method 'PUT' not supported;")
-	if ct := r.hdr.Get("Content-Type"); ct != "application/json;charset=UTF-8" {
+	if ct := r.hdr.Get("Content-Type"); ct != "text/plain;charset=UTF-8" {
 		t.Fatalf("content type %q", ct)
 	}
 	expect(t, e.do("PATCH", "/nacos/v1/console/namespaces", nil, nil), 500, "caused: Request method 'PATCH' not supported;")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -58,7 +59,12 @@ func SendSpringError(c *fiber.Ctx, status int, message string) error {
 		Key("message").Str(message).
 		Key("path").Str(string(c.Request().URI().Path())).
 		EndObject()
-	c.Set(fiber.HeaderContentType, ContentTypeJSON)
+	ct := ContentTypeJSON
+	if strings.Contains(string(c.Request().URI().Path()), "/v1/cs/") {
+		// NacosWebFilter's preset on /v1/cs/* survives the error dispatch
+		ct = compat.ConfigContentTypeJSON
+	}
+	c.Set(fiber.HeaderContentType, ct)
 	return c.Status(status).Send(w.Bytes())
 }
 
