@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # Conformance suite for CI and `make conformance`: installs what is missing
-# (idempotent), then runs TestConformance. Works as root on a fresh machine
-# with CI=true and no stdin. Exits non-zero only when a scenario regresses on
-# nacosd (fails there, passes on the reference or — with no reference — fails
-# its own spec assertions, and is not in conformance/known-failures.txt), or
-# when nacosd itself does not build.
+# (idempotent), unpacks the Java Nacos 1.4.8 reference (conformance/reference.sh),
+# then runs TestConformance with both targets. Works as root on a fresh machine
+# with CI=true and no stdin. Exits non-zero when a scenario regresses on
+# nacosd (fails there, passes on the reference, and is not in
+# conformance/known-failures.txt), when nacosd does not build, or when the
+# reference cannot be had or started.
 #
 # Environment (all optional):
-#   NACOS_REFERENCE_HOME   unpacked nacos-server-1.4.8 distribution: adds the java-nacos target
+#   NACOS_REFERENCE_TARBALL  nacos-server-1.4.8.tar.gz (default: ../shared/reference/, /work/shared/reference/)
+#   NACOS_REFERENCE_HOME   an already unpacked distribution (skips the tarball)
 #   NACOSD_CONFORMANCE_WORK  where logs, data and table.md go (default: conformance/.work)
 #   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus
 #   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
@@ -29,6 +31,14 @@ need_pkg() { # need_pkg <command> <debian package>
 
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { log "go not found"; exit 1; }
+
+# The referee: never optional here.
+if ! NACOS_REFERENCE_HOME=$(bash conformance/reference.sh); then
+  log "ERROR: no Java Nacos 1.4.8 reference; the suite cannot run without its java-nacos column"
+  exit 3
+fi
+export NACOS_REFERENCE_HOME NACOSD_CONFORMANCE_REQUIRE_REFERENCE=1
+log "reference: $NACOS_REFERENCE_HOME"
 
 only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,sca,dubbo,corpus}"
 java_ok=1

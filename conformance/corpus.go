@@ -1,14 +1,20 @@
 package conformance
 
 import (
+	"archive/zip"
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
+	"mime/multipart"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,9 +30,25 @@ type CorpusRequest struct {
 	ExpectStatus int
 	// ExpectBody is the exact body the spec gives (nil: none given).
 	ExpectBody *string
+	// Poll, when set, resends the request until the spec's expectations
+	// hold or Poll has passed (a write becomes readable on Java only after
+	// its asynchronous dump; a real app waits the same way).
+	Poll time.Duration
+	// Compare is what the differential check compares: "all" (default:
+	// status, client-read headers, body), "status" (status and content
+	// type only, for answers that carry machine state such as load
+	// figures) or "none".
+	Compare string
+	// Upload, when set, sends Body as a zip file in a multipart form:
+	// {field, filename}; the body holds the zip entries as
+	// "--- entry <path>" lines each followed by its content.
+	Upload *[2]string
+	// File is the corpus file the request came from (its area).
+	File string
 }
 
-// ParseCorpus reads a corpus file (format described at its top).
+// ParseCorpus reads a corpus file (format described at the top of
+// corpus/naming.http).
 func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 	var out []CorpusRequest
 	var cur *CorpusRequest
@@ -46,7 +68,7 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 		switch {
 		case strings.HasPrefix(line, "### "):
 			flush()
-			cur = &CorpusRequest{Name: strings.TrimSpace(line[4:]), Header: http.Header{}}
+			cur = &CorpusRequest{Name: strings.TrimSpace(line[4:]), Header: http.Header{}, Compare: "all"}
 		case cur == nil:
 			// preamble comments
 		case inBody:
@@ -60,6 +82,23 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
 			}
 			cur.ExpectStatus = st
+		case strings.HasPrefix(line, "# poll "):
+			ms, err := strconv.Atoi(strings.TrimSpace(line[len("# poll "):]))
+			if err != nil {
+				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
+			}
+			cur.Poll = time.Duration(ms) * time.Millisecond
+		case strings.HasPrefix(line, "# compare "):
+			cur.Compare = strings.TrimSpace(line[len("# compare "):])
+			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" {
+				return nil, fmt.Errorf("conformance: corpus line %d: compare %q", n, cur.Compare)
+			}
+		case strings.HasPrefix(line, "# upload-zip "):
+			f := strings.Fields(line[len("# upload-zip "):])
+			if len(f) != 2 {
+				return nil, fmt.Errorf("conformance: corpus line %d: want # upload-zip <field> <filename>", n)
+			}
+			cur.Upload = &[2]string{f[0], f[1]}
 		case strings.HasPrefix(line, "#"):
 		case cur.Method == "":
 			if strings.TrimSpace(line) == "" {
@@ -84,34 +123,64 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 	return out, sc.Err()
 }
 
-// LoadCorpus parses the corpus file at path.
-func LoadCorpus(path string) ([]CorpusRequest, error) {
-	f, err := os.Open(path)
+// LoadCorpus parses every *.http file of dir, in name order.
+func LoadCorpus(dir string) ([]CorpusRequest, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.http"))
 	if err != nil {
 		return nil, fmt.Errorf("conformance: corpus: %w", err)
 	}
-	defer f.Close()
-	return ParseCorpus(f)
+	sort.Strings(files)
+	var all []CorpusRequest
+	seen := map[string]string{}
+	for _, p := range files {
+		f, err := os.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("conformance: corpus: %w", err)
+		}
+		reqs, err := ParseCorpus(f)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("conformance: corpus %s: %w", filepath.Base(p), err)
+		}
+		for i := range reqs {
+			reqs[i].File = filepath.Base(p)
+			if prev, dup := seen[reqs[i].Name]; dup {
+				return nil, fmt.Errorf("conformance: corpus: %s named twice (%s, %s)", reqs[i].Name, prev, reqs[i].File)
+			}
+			seen[reqs[i].Name] = reqs[i].File
+		}
+		all = append(all, reqs...)
+	}
+	return all, nil
 }
 
 // CorpusResponse is what a target answered, normalised.
 type CorpusResponse struct {
 	Status      int
 	ContentType string
-	Body        string
-	Err         string
+	// Headers holds the normalised values of the headers clients read
+	// (ComparedHeaders), present ones only.
+	Headers map[string]string
+	Body    string
+	Err     string
 }
+
+// ComparedHeaders are the response headers Nacos clients and consoles read.
+var ComparedHeaders = []string{"Content-MD5", "Config-Type", "Content-Encoding", "Cache-Control", "Pragma", "Expires",
+	"Last-Modified", "Content-Disposition", "Encrypted-Data-Key"}
 
 var normalisers = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
 	{regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:?\d{2})?`), `<date>`},
-	{regexp.MustCompile(`"(lastRefTime|lastModified|createTime|modifyTime|lastBeat|timestamp)":\s*("\d+"|\d+)`), `"$1":<ms>`},
+	{regexp.MustCompile(`(Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d{2} \w{3} \d{4} \d{2}:\d{2}:\d{2} GMT`), `<http-date>`},
+	{regexp.MustCompile(`"(lastRefTime|lastModified|createTime|modifyTime|lastBeat|timestamp|createdTime|lastModifiedTime|lastUpdateTime)":\s*("\d+"|\d+)`), `"$1":<ms>`},
 	{regexp.MustCompile(`"(checksum|md5)":\s*"[0-9a-f]*"`), `"$1":"<hash>"`},
-	{regexp.MustCompile(`"(id)":\s*("\d+"|\d+)`), `"$1":<id>`},
+	{regexp.MustCompile(`"(id|nid|cfgId)":\s*("\d+"|\d+)`), `"$1":<id>`},
 	{regexp.MustCompile(`"(cpu|load|mem)":\s*[-0-9.E]+`), `"$1":<f>`},
 	{regexp.MustCompile(`"accessToken":"[^"]*"`), `"accessToken":"<token>"`},
+	{regexp.MustCompile(`\b(20\d{12})\b`), `<yyyyMMddHHmmss>`},
 	{regexp.MustCompile(`\b1\d{12}\b`), `<ms>`},
 }
 
@@ -124,14 +193,71 @@ func Normalise(body, run string) string {
 	return body
 }
 
+// uploadBody builds the multipart form of an upload-zip request.
+func (req CorpusRequest) uploadBody(run string) (string, []byte, error) {
+	var zbuf bytes.Buffer
+	zw := zip.NewWriter(&zbuf)
+	var cur io.Writer
+	content := strings.ReplaceAll(req.Body, "{run}", run)
+	if content != "" {
+		for i, line := range strings.Split(content, "\n") {
+			if name, ok := strings.CutPrefix(line, "--- entry "); ok {
+				w, err := zw.Create(strings.TrimSpace(name))
+				if err != nil {
+					return "", nil, err
+				}
+				cur = w
+				continue
+			}
+			if cur == nil {
+				return "", nil, fmt.Errorf("conformance: %s: zip content before the first entry (line %d)", req.Name, i+1)
+			}
+			if _, err := io.WriteString(cur, line+"\n"); err != nil {
+				return "", nil, err
+			}
+		}
+	}
+	if err := zw.Close(); err != nil {
+		return "", nil, err
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	mw.SetBoundary("nacosdCorpusBoundary7e3f")
+	fw, err := mw.CreateFormFile(req.Upload[0], req.Upload[1])
+	if err != nil {
+		return "", nil, err
+	}
+	fw.Write(zbuf.Bytes())
+	if err := mw.Close(); err != nil {
+		return "", nil, err
+	}
+	return mw.FormDataContentType(), body.Bytes(), nil
+}
+
 // Send sends req to s with {run} replaced and returns the normalised response.
 func (req CorpusRequest) Send(s *Server, run string, client *http.Client) CorpusResponse {
 	target := strings.ReplaceAll(req.Target, "{run}", run)
-	hr, err := http.NewRequest(req.Method, s.URL(target), strings.NewReader(strings.ReplaceAll(req.Body, "{run}", run)))
+	body := []byte(strings.ReplaceAll(req.Body, "{run}", run))
+	ctype := ""
+	if req.Upload != nil {
+		var err error
+		if ctype, body, err = req.uploadBody(run); err != nil {
+			return CorpusResponse{Err: err.Error()}
+		}
+	}
+	hr, err := http.NewRequest(req.Method, s.URL(target), bytes.NewReader(body))
 	if err != nil {
 		return CorpusResponse{Err: err.Error()}
 	}
 	hr.Header = req.Header.Clone()
+	for k, vs := range hr.Header {
+		for i, v := range vs {
+			hr.Header[k][i] = strings.ReplaceAll(v, "{run}", run)
+		}
+	}
+	if ctype != "" {
+		hr.Header.Set("Content-Type", ctype)
+	}
 	resp, err := client.Do(hr)
 	if err != nil {
 		return CorpusResponse{Err: err.Error()}
@@ -142,49 +268,106 @@ func (req CorpusRequest) Send(s *Server, run string, client *http.Client) Corpus
 		return CorpusResponse{Err: err.Error()}
 	}
 	ct := strings.ReplaceAll(strings.ToLower(resp.Header.Get("Content-Type")), " ", "")
+	text := string(b)
+	if bytes.HasPrefix(b, []byte("PK\x03\x04")) {
+		text = zipText(b)
+	}
 	// The server's own HTTP and raft ports appear in operator/servers & co.
-	body := regexp.MustCompile(`\b`+strconv.Itoa(s.Port)+`\b`).ReplaceAllString(string(b), "<port>")
-	body = regexp.MustCompile(`\b`+strconv.Itoa(s.Port-1000)+`\b`).ReplaceAllString(body, "<raft-port>")
-	return CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(body, run)}
+	ports := func(v string) string {
+		v = regexp.MustCompile(`\b`+strconv.Itoa(s.Port)+`\b`).ReplaceAllString(v, "<port>")
+		return regexp.MustCompile(`\b`+strconv.Itoa(s.Port-1000)+`\b`).ReplaceAllString(v, "<raft-port>")
+	}
+	out := CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(ports(text), run), Headers: map[string]string{}}
+	for _, h := range ComparedHeaders {
+		if v := resp.Header.Values(h); len(v) > 0 {
+			out.Headers[h] = Normalise(strings.Join(v, ", "), run)
+		}
+	}
+	return out
+}
+
+// zipText renders a zip archive as its entries in order: name, then the
+// content (export/import bodies are compared entry by entry).
+func zipText(b []byte) string {
+	zr, err := zip.NewReader(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		return "zip (unreadable: " + err.Error() + ")"
+	}
+	var sb strings.Builder
+	sb.WriteString("zip:")
+	for _, f := range zr.File {
+		rc, err := f.Open()
+		if err != nil {
+			fmt.Fprintf(&sb, "\n--- %s (unreadable: %v)", f.Name, err)
+			continue
+		}
+		c, _ := io.ReadAll(rc)
+		rc.Close()
+		fmt.Fprintf(&sb, "\n--- %s\n%s", f.Name, c)
+	}
+	return sb.String()
+}
+
+// meets reports whether resp holds the spec's expectations, and why not.
+func (req CorpusRequest) meets(resp CorpusResponse) string {
+	switch {
+	case resp.Err != "":
+		return resp.Err
+	case req.ExpectStatus != 0 && resp.Status != req.ExpectStatus:
+		return fmt.Sprintf("status %d, spec says %d; body %s", resp.Status, req.ExpectStatus, short(resp.Body))
+	case req.ExpectBody != nil && resp.Body != *req.ExpectBody:
+		return fmt.Sprintf("body %q, spec says %q", short(resp.Body), *req.ExpectBody)
+	}
+	return ""
 }
 
 // RunCorpus sends every request to every server (each server sees the
-// requests in file order) and adds one result per request and server:
-// against the spec's expectations, and, when several servers ran, against
-// the reference's normalised response.
-func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results) map[string]map[string]CorpusResponse {
-	client := &http.Client{Timeout: 40 * time.Second}
+// requests in file order; servers run concurrently) and adds one result per
+// request and server: against the spec's expectations, and, when several
+// servers ran, against the reference's normalised response. Requests named
+// in l.JavaDefects are judged by their expectations only.
+func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results, l Lists) map[string]map[string]CorpusResponse {
+	client := &http.Client{Timeout: 40 * time.Second,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	got := map[string]map[string]CorpusResponse{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
 	for _, s := range servers {
-		for _, r := range reqs {
-			start := time.Now()
-			resp := r.Send(s, run, client)
-			ms := time.Since(start).Milliseconds()
-			if got[r.Name] == nil {
-				got[r.Name] = map[string]CorpusResponse{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, r := range reqs {
+				start := time.Now()
+				resp := r.Send(s, run, client)
+				for r.Poll > 0 && r.meets(resp) != "" && time.Since(start) < r.Poll {
+					time.Sleep(20 * time.Millisecond)
+					resp = r.Send(s, run, client)
+				}
+				ms := time.Since(start).Milliseconds()
+				res := Result{Scenario: "corpus/" + r.Name, Target: s.Name, OK: true, Ms: ms,
+					Detail: fmt.Sprintf("%d %s", resp.Status, short(resp.Body))}
+				if why := r.meets(resp); why != "" {
+					res.OK, res.Detail = false, why
+				}
+				rs.Add(res)
+				mu.Lock()
+				if got[r.Name] == nil {
+					got[r.Name] = map[string]CorpusResponse{}
+				}
+				got[r.Name][s.Name] = resp
+				mu.Unlock()
 			}
-			got[r.Name][s.Name] = resp
-			res := Result{Scenario: "corpus/" + r.Name, Target: s.Name, OK: true, Ms: ms,
-				Detail: fmt.Sprintf("%d %s", resp.Status, short(resp.Body))}
-			switch {
-			case resp.Err != "":
-				res.OK, res.Detail = false, resp.Err
-			case r.ExpectStatus != 0 && resp.Status != r.ExpectStatus:
-				res.OK, res.Detail = false, fmt.Sprintf("status %d, spec says %d; body %s", resp.Status, r.ExpectStatus, short(resp.Body))
-			case r.ExpectBody != nil && resp.Body != *r.ExpectBody:
-				res.OK, res.Detail = false, fmt.Sprintf("body %q, spec says %q", short(resp.Body), *r.ExpectBody)
-			}
-			rs.Add(res)
-		}
+		}()
 	}
+	wg.Wait()
 	// Differential check against the reference.
 	for _, r := range reqs {
 		ref, okR := got[r.Name][TargetReference]
 		n, okN := got[r.Name][TargetNacosd]
-		if !okR || !okN {
+		if _, defect := l.JavaDefects.Reason("corpus/" + r.Name); !okR || !okN || defect {
 			continue
 		}
-		if diff := compareResponses(ref, n); diff != "" {
+		if diff := compareResponses(r.Compare, ref, n); diff != "" {
 			res, _ := rs.Get("corpus/"+r.Name, TargetNacosd)
 			res.OK, res.Detail = false, "differs from java-nacos: "+diff
 			rs.Add(res)
@@ -193,21 +376,45 @@ func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results)
 	return got
 }
 
-func compareResponses(ref, n CorpusResponse) string {
+func compareResponses(mode string, ref, n CorpusResponse) string {
+	if mode == "none" {
+		return ""
+	}
 	switch {
 	case ref.Status != n.Status:
-		return fmt.Sprintf("status %d vs %d", ref.Status, n.Status)
+		return fmt.Sprintf("status %d vs %d; bodies %q vs %q", ref.Status, n.Status, short(ref.Body), short(n.Body))
 	case ref.ContentType != n.ContentType:
 		return fmt.Sprintf("content-type %q vs %q", ref.ContentType, n.ContentType)
-	case ref.Body != n.Body:
-		return fmt.Sprintf("body %q vs %q", short(ref.Body), short(n.Body))
+	case mode == "status":
+		return ""
+	}
+	for _, h := range ComparedHeaders {
+		if rv, nv := ref.Headers[h], n.Headers[h]; rv != nv {
+			return fmt.Sprintf("header %s %q vs %q", h, rv, nv)
+		}
+	}
+	if ref.Body != n.Body {
+		return "body " + bodyDiff(ref.Body, n.Body)
 	}
 	return ""
 }
 
+// bodyDiff shows both bodies from a little before their first difference.
+func bodyDiff(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-40)
+	if from > 0 {
+		return fmt.Sprintf("…%q vs …%q (at byte %d)", short(a[from:]), short(b[from:]), i)
+	}
+	return fmt.Sprintf("%q vs %q", short(a), short(b))
+}
+
 func short(s string) string {
 	if len(s) > 200 {
-		return s[:200] + "…"
+		return strings.ToValidUTF8(s[:200], "") + "…"
 	}
 	return s
 }

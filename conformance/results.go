@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -116,24 +117,61 @@ const (
 	VerdictRegression Verdict = "REGRESSION"
 	// VerdictKnown: fails on nacosd, listed in known-failures.txt.
 	VerdictKnown Verdict = "known"
-	// VerdictWrongScenario: fails on the reference itself; the scenario must be fixed.
+	// VerdictWrongScenario: fails on the reference itself and is no listed
+	// Java defect; the scenario must be fixed.
 	VerdictWrongScenario Verdict = "wrong-scenario"
 	// VerdictFixed: listed as a known failure but passes now; remove the line.
 	VerdictFixed Verdict = "fixed"
+	// VerdictJavaDefect: a Java 1.4.8 defect nacosd fixes on purpose (listed
+	// in java-defects.txt): fails on the reference, passes on nacosd.
+	VerdictJavaDefect Verdict = "java-defect"
+	// VerdictStaleDefect: listed in java-defects.txt but passes on the
+	// reference this run: the entry is stale (reported, never fails CI).
+	VerdictStaleDefect Verdict = "stale-java-defect"
 )
+
+// Lists are the verdict files beside the suite: known nacosd failures and
+// the Java 1.4.8 defects nacosd fixes on purpose.
+type Lists struct {
+	Known       KnownFailures
+	JavaDefects KnownFailures
+}
+
+// LoadLists reads known-failures.txt and java-defects.txt from dir.
+func LoadLists(dir string) (Lists, error) {
+	kf, err := LoadKnownFailures(filepath.Join(dir, "known-failures.txt"))
+	if err != nil {
+		return Lists{}, err
+	}
+	jd, err := LoadKnownFailures(filepath.Join(dir, "java-defects.txt"))
+	if err != nil {
+		return Lists{}, err
+	}
+	return Lists{Known: kf, JavaDefects: jd}, nil
+}
 
 // Judge decides the verdict of scenario. Without a reference result, a
 // scenario's own assertions (written from the spec) are the referee.
-func (rs *Results) Judge(scenario string, kf KnownFailures) Verdict {
+func (rs *Results) Judge(scenario string, l Lists) Verdict {
 	n, okN := rs.Get(scenario, TargetNacosd)
 	ref, okR := rs.Get(scenario, TargetReference)
-	_, known := kf.Reason(scenario)
+	_, known := l.Known.Reason(scenario)
+	_, defect := l.JavaDefects.Reason(scenario)
+	nPass := okN && n.OK
 	switch {
+	case defect && nPass && okR && ref.OK:
+		return VerdictStaleDefect
+	case defect && nPass:
+		return VerdictJavaDefect
+	case defect && known:
+		return VerdictKnown
+	case defect:
+		return VerdictRegression // nacosd must keep passing what Java gets wrong
 	case okR && !ref.OK:
 		return VerdictWrongScenario
-	case okN && n.OK && known:
+	case nPass && known:
 		return VerdictFixed
-	case okN && n.OK:
+	case nPass:
 		return VerdictPass
 	case known:
 		return VerdictKnown
@@ -142,52 +180,140 @@ func (rs *Results) Judge(scenario string, kf KnownFailures) Verdict {
 	}
 }
 
-// WriteTable prints the scenario × target table in Markdown.
-func (rs *Results) WriteTable(w io.Writer, targets []string, kf KnownFailures) (regressions []string) {
-	fmt.Fprintf(w, "| scenario |")
-	for _, t := range targets {
-		fmt.Fprintf(w, " %s |", t)
+// Summary counts verdicts per group.
+type Summary struct {
+	Group  string
+	Counts map[Verdict]int
+	Total  int
+}
+
+// verdictOrder is the column order of the summary.
+var verdictOrder = []Verdict{VerdictPass, VerdictJavaDefect, VerdictRegression, VerdictWrongScenario, VerdictKnown, VerdictFixed, VerdictStaleDefect}
+
+// Group returns the table section of a scenario: the runner, and for the
+// corpus its area ("corpus/cs.get" → "corpus cs").
+func Group(scenario string) string {
+	runner, name, ok := strings.Cut(scenario, "/")
+	if !ok {
+		return scenario
 	}
-	fmt.Fprintf(w, " verdict | detail (nacosd) |\n|---|")
-	for range targets {
-		fmt.Fprintf(w, "---|")
+	if runner == "corpus" {
+		area, _, _ := strings.Cut(name, ".")
+		return "corpus " + area
 	}
-	fmt.Fprintf(w, "---|---|\n")
+	return runner
+}
+
+// Report is the outcome of WriteTable.
+type Report struct {
+	Regressions, Wrong, Stale []string
+	Totals                    map[Verdict]int
+	Scenarios                 int
+}
+
+// WriteTable prints a summary (verdict counts per group) and then the
+// scenario × target table, one section per group, in Markdown.
+func (rs *Results) WriteTable(w io.Writer, targets []string, l Lists) Report {
+	rep := Report{Totals: map[Verdict]int{}}
+	groups := map[string][]string{}
+	var order []string
 	for _, s := range rs.Scenarios() {
-		fmt.Fprintf(w, "| %s |", s)
-		for _, t := range targets {
-			r, ok := rs.Get(s, t)
-			switch {
-			case !ok:
-				fmt.Fprintf(w, " n/a |")
-			case r.OK && r.Ms >= 0:
-				fmt.Fprintf(w, " pass %d ms |", r.Ms)
-			case r.OK:
-				fmt.Fprintf(w, " pass |")
-			default:
-				fmt.Fprintf(w, " FAIL |")
-			}
+		g := Group(s)
+		if groups[g] == nil {
+			order = append(order, g)
 		}
-		v := rs.Judge(s, kf)
-		if v == VerdictRegression {
-			regressions = append(regressions, s)
-		}
-		detail, limit := "", 160
-		if r, ok := rs.Get(s, TargetNacosd); ok {
-			detail = r.Detail
-			if r.OK {
-				limit = 70
-			}
-		}
-		if reason, ok := kf.Reason(s); ok && v == VerdictKnown {
-			detail = reason + "; " + detail
-		}
-		detail = strings.ReplaceAll(detail, "|", "\\|")
-		detail = strings.ReplaceAll(detail, "\n", " ")
-		if len(detail) > limit {
-			detail = strings.ToValidUTF8(detail[:limit], "") + "…"
-		}
-		fmt.Fprintf(w, " %s | %s |\n", v, detail)
+		groups[g] = append(groups[g], s)
 	}
-	return regressions
+	sort.Strings(order)
+	verdicts := map[string]Verdict{}
+	fmt.Fprintf(w, "| group | scenarios |")
+	for _, v := range verdictOrder {
+		fmt.Fprintf(w, " %s |", v)
+	}
+	fmt.Fprintf(w, "\n|---|---|%s\n", strings.Repeat("---|", len(verdictOrder)))
+	for _, g := range order {
+		counts := map[Verdict]int{}
+		for _, s := range groups[g] {
+			v := rs.Judge(s, l)
+			verdicts[s] = v
+			counts[v]++
+			rep.Totals[v]++
+			rep.Scenarios++
+			switch v {
+			case VerdictRegression:
+				rep.Regressions = append(rep.Regressions, s)
+			case VerdictWrongScenario:
+				rep.Wrong = append(rep.Wrong, s)
+			case VerdictStaleDefect:
+				rep.Stale = append(rep.Stale, s)
+			}
+		}
+		writeCounts(w, g, len(groups[g]), counts)
+	}
+	writeCounts(w, "**all**", rep.Scenarios, rep.Totals)
+	for _, g := range order {
+		fmt.Fprintf(w, "\n### %s\n\n| scenario |", g)
+		for _, t := range targets {
+			fmt.Fprintf(w, " %s |", t)
+		}
+		fmt.Fprintf(w, " verdict | detail (nacosd) |\n|---|%s---|---|\n", strings.Repeat("---|", len(targets)))
+		for _, s := range groups[g] {
+			rs.writeRow(w, s, targets, verdicts[s], l)
+		}
+	}
+	return rep
+}
+
+func writeCounts(w io.Writer, group string, total int, counts map[Verdict]int) {
+	fmt.Fprintf(w, "| %s | %d |", group, total)
+	for _, v := range verdictOrder {
+		if n := counts[v]; n > 0 {
+			fmt.Fprintf(w, " %d |", n)
+		} else {
+			fmt.Fprintf(w, " |")
+		}
+	}
+	fmt.Fprintln(w)
+}
+
+func (rs *Results) writeRow(w io.Writer, s string, targets []string, v Verdict, l Lists) {
+	fmt.Fprintf(w, "| %s |", s)
+	for _, t := range targets {
+		r, ok := rs.Get(s, t)
+		switch {
+		case !ok:
+			fmt.Fprintf(w, " n/a |")
+		case r.OK && r.Ms >= 0:
+			fmt.Fprintf(w, " pass %d ms |", r.Ms)
+		case r.OK:
+			fmt.Fprintf(w, " pass |")
+		default:
+			fmt.Fprintf(w, " FAIL |")
+		}
+	}
+	detail, limit := "", 160
+	if r, ok := rs.Get(s, TargetNacosd); ok {
+		detail = r.Detail
+		if r.OK {
+			limit = 70
+		}
+	}
+	switch v {
+	case VerdictKnown:
+		reason, _ := l.Known.Reason(s)
+		detail = reason + "; " + detail
+	case VerdictJavaDefect, VerdictStaleDefect:
+		reason, _ := l.JavaDefects.Reason(s)
+		detail, limit = "Java defect: "+reason, 200
+	case VerdictWrongScenario:
+		if r, ok := rs.Get(s, TargetReference); ok {
+			detail = "on java-nacos: " + r.Detail
+		}
+	}
+	detail = strings.ReplaceAll(detail, "|", "\\|")
+	detail = strings.ReplaceAll(detail, "\n", " ")
+	if len(detail) > limit {
+		detail = strings.ToValidUTF8(detail[:limit], "") + "…"
+	}
+	fmt.Fprintf(w, " %s | %s |\n", v, detail)
 }

@@ -15,7 +15,9 @@ import (
 
 func TestJudge(t *testing.T) {
 	t.Parallel()
-	kf := KnownFailures{"java/known": "cause", "corpus/cs.*": "config later"}
+	l := Lists{Known: KnownFailures{"java/known": "cause", "corpus/cs.*": "config later"},
+		JavaDefects: KnownFailures{"sdkgo/naming.*": "form body", "java/defect-known": "x"}}
+	l.Known["java/defect-known"] = "y"
 	tests := []struct {
 		name     string
 		nacosd   *bool
@@ -32,6 +34,12 @@ func TestJudge(t *testing.T) {
 		{"known", ptr(false), ptr(true), "java/known", VerdictKnown},
 		{"known by prefix", ptr(false), nil, "corpus/cs.get", VerdictKnown},
 		{"fixed", ptr(true), nil, "java/known", VerdictFixed},
+		{"java defect", ptr(true), ptr(false), "sdkgo/naming.register", VerdictJavaDefect},
+		{"java defect without reference", ptr(true), nil, "sdkgo/naming.register", VerdictJavaDefect},
+		{"stale java defect", ptr(true), ptr(true), "sdkgo/naming.register", VerdictStaleDefect},
+		{"java defect failing on nacosd", ptr(false), ptr(false), "sdkgo/naming.register", VerdictRegression},
+		{"java defect missing on nacosd", nil, ptr(false), "sdkgo/naming.register", VerdictRegression},
+		{"java defect known on nacosd", ptr(false), ptr(false), "java/defect-known", VerdictKnown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -42,7 +50,7 @@ func TestJudge(t *testing.T) {
 			if tt.ref != nil {
 				rs.Add(Result{Scenario: tt.scenario, Target: TargetReference, OK: *tt.ref})
 			}
-			if got := rs.Judge(tt.scenario, kf); got != tt.want {
+			if got := rs.Judge(tt.scenario, l); got != tt.want {
 				t.Errorf("Judge = %s, want %s", got, tt.want)
 			}
 		})
@@ -57,12 +65,23 @@ func TestWriteTableReportsRegressions(t *testing.T) {
 	rs.Add(Result{Scenario: "java/ok", Target: TargetNacosd, OK: true, Ms: 12})
 	rs.Add(Result{Scenario: "java/bad", Target: TargetNacosd, OK: false, Ms: -1, Detail: "a|b"})
 	var buf bytes.Buffer
-	reg := rs.WriteTable(&buf, []string{TargetReference, TargetNacosd}, KnownFailures{})
-	if len(reg) != 1 || reg[0] != "java/bad" {
-		t.Fatalf("regressions %v", reg)
+	rs.Add(Result{Scenario: "corpus/cs.get", Target: TargetNacosd, OK: true, Ms: 1})
+	rs.Add(Result{Scenario: "corpus/cs.get", Target: TargetReference, OK: false, Ms: -1, Detail: "stale"})
+	rs.Add(Result{Scenario: "sdkgo/naming.x", Target: TargetNacosd, OK: true, Ms: 1})
+	rs.Add(Result{Scenario: "sdkgo/naming.x", Target: TargetReference, OK: true, Ms: 1})
+	rep := rs.WriteTable(&buf, []string{TargetReference, TargetNacosd}, Lists{JavaDefects: KnownFailures{"sdkgo/*": "why"}})
+	if len(rep.Regressions) != 1 || rep.Regressions[0] != "java/bad" {
+		t.Fatalf("regressions %v", rep.Regressions)
+	}
+	if len(rep.Wrong) != 1 || rep.Wrong[0] != "corpus/cs.get" || len(rep.Stale) != 1 || rep.Stale[0] != "sdkgo/naming.x" {
+		t.Fatalf("wrong %v stale %v", rep.Wrong, rep.Stale)
+	}
+	if rep.Scenarios != 4 || rep.Totals[VerdictPass] != 1 {
+		t.Fatalf("totals %v of %d", rep.Totals, rep.Scenarios)
 	}
 	out := buf.String()
-	for _, want := range []string{"| java/ok | n/a | pass 12 ms | pass |", `a\|b`, "REGRESSION"} {
+	for _, want := range []string{"| java/ok | n/a | pass 12 ms | pass |", `a\|b`, "REGRESSION", "### corpus cs", "### java",
+		"| corpus cs | 1 | | | | 1 |", "| **all** | 4 | 1 |", "stale-java-defect | Java defect: why |", "on java-nacos: stale"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -93,11 +112,11 @@ func TestLoadKnownFailures(t *testing.T) {
 
 func TestParseCorpusFile(t *testing.T) {
 	t.Parallel()
-	reqs, err := LoadCorpus(filepath.Join("corpus", "requests.http"))
+	reqs, err := LoadCorpus("corpus")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(reqs) < 20 {
+	if len(reqs) < 40 {
 		t.Fatalf("only %d requests", len(reqs))
 	}
 	seen := map[string]bool{}
@@ -169,7 +188,7 @@ func TestRunCorpusDifferential(t *testing.T) {
 			ref := fakeServer(t, TargetReference, 200, tt.refBody)
 			n := fakeServer(t, TargetNacosd, tt.nacosCode, tt.nacosBody)
 			rs := NewResults()
-			RunCorpus(reqs, []*Server{n, ref}, "r1", rs)
+			RunCorpus(reqs, []*Server{n, ref}, "r1", rs, Lists{})
 			for sc, want := range tt.wantOK {
 				r, ok := rs.Get(sc, TargetNacosd)
 				if !ok || r.OK != want {
