@@ -42,6 +42,9 @@ jar="$home/target/nacos-server.jar"
 work="${NACOS_REFERENCE_WORK:-$(mktemp -d)}"
 mkdir -p "$work"
 [[ -d "$work/conf" ]] || cp -r "$home/conf" "$work/conf"
+# Derby (derby.log) and Tomcat's access log (logs/) write into the working
+# directory: keep them in the work dir, never in the caller's tree.
+cd "$work"
 
 # 127.0.0.1 only; auth off (1.4.8 default); no phone-home: Nacos 1.4.8 has no
 # telemetry, and standalone mode has no member lookup. JRaft binds port-1000.
