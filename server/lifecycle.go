@@ -113,6 +113,9 @@ func (s *Server) closeComponents() []error {
 			errs = append(errs, err)
 		}
 	}
+	if s.auth != nil {
+		s.auth.Close()
+	}
 	if s.push != nil {
 		if err := s.push.Close(); err != nil {
 			errs = append(errs, err)

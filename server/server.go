@@ -103,6 +103,15 @@ type Config struct {
 	SnowflakeWorkerID *int64
 }
 
+// Settings converts the properties for the auth service, which refuses
+// (with auth enabled) the published default secret, short keys and empty
+// or published identities.
+func (a AuthConfig) Settings() auth.Settings {
+	return auth.Settings{Enabled: a.Enabled, SystemType: a.SystemType, TokenSecret: a.SecretKey, TokenExpire: a.TokenExpire,
+		IdentityKey: a.ServerIdentityKey, IdentityValue: a.ServerIdentityValue, CachingEnabled: a.Caching,
+		UserAgentAuthWhite: a.UserAgentAuthWhite}
+}
+
 // AuthConfig is nacos.core.auth.* as Java Nacos 1.4.8 reads it
 // (console-auth-core-v1.md §3.1), unvalidated: the auth service decides
 // what it accepts.
@@ -152,6 +161,9 @@ func (c Config) Validate() error {
 	case c.Logger == nil || c.Clock == nil:
 		return errors.New("server: Logger and Clock must be set")
 	}
+	if err := c.Auth.Settings().Validate(); err != nil {
+		return fmt.Errorf("server: %w", err)
+	}
 	return nil
 }
 
@@ -164,6 +176,7 @@ type Server struct {
 	config   *config.Service
 	push     *push.Service
 	hub      *live.Hub // naming changes for the console's event streams
+	auth     *auth.Service
 	app      *fiber.App
 	ln       net.Listener
 	self     compat.Member
@@ -319,23 +332,26 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		s.log.Error("handler panic", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 	}}))
+	if s.auth, err = auth.New(auth.Config{Settings: s.cfg.Auth.Settings(), Store: s.store, Clock: s.cfg.Clock,
+		Logger: s.log.With("component", "auth")}); err != nil {
+		return fmt.Errorf("server: start auth: %w", err)
+	}
+	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
+		return fmt.Errorf("server: start auth: %w", err)
+	}
+	// the @Secured table, before every route (server/httpapi/secured.go)
+	s.app.Use(httpapi.Secured(s.auth, s.cfg.ContextPath, s.config))
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s)
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
-	ac := auth.DefaultConfig()
-	ac.Now = s.cfg.Clock.Now
-	authSvc, err := auth.New(ac)
-	if err != nil {
-		return fmt.Errorf("server: start auth: %w", err)
-	}
-	httpapi.MountAuth(root, authSvc)
+	httpapi.MountAuth(root, s.auth)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
 	s.serve(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
-		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String())
+		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled)
 	return nil
 }
 

@@ -1,76 +1,167 @@
-// Package auth is the part of Nacos 1.4.8's authentication that clients use
-// with authorisation switched off (nacos.core.auth.enabled=false, the
-// shipped default): POST /v1/auth/users/login for the built-in user, which
-// mints the JWT Java Nacos would (console-auth-core-v1.md §3.4, §3.5). User,
-// role and permission management and request authorisation are not here.
+// Package auth is Nacos 1.4.8's access control (console-auth-core-v1.md §3):
+// users with bcrypt passwords, roles, permissions, the jjwt-compatible HS256
+// tokens of /v1/auth/users/login, and the permission decision of
+// NacosRoleServiceImpl. It is plain Go: server/httpapi maps routes to
+// resources and actions (the @Secured table) and calls Check.
+//
+// Storage: three raftstore buckets (auth.user, auth.role, auth.perm) written
+// through Store.Apply, so every node sees the same tables; the in-memory view
+// is rebuilt after any store event touching them, so a change applies at once
+// (Java caches for up to 15 s). The built-in user nacos (password nacos,
+// Java's bcrypt hash) with ROLE_ADMIN is written once by Bootstrap, as Java's
+// schema inserts it.
+//
+// Node-to-node calls: a node adds the server identity header to every call
+// it makes to another node (Identity.Sign on the outgoing request headers)
+// and the receiving node lets such requests through without a token
+// (Identity.Verify, also what Check does first). With auth enabled,
+// node-to-node endpoints (cluster report, config dataChange, ...) must call
+// RequireIdentity / httpapi.RequireServerIdentity so that they are refused
+// without it. The identity is compared in constant time and never logged.
+//
+// Deliberate differences from Java (docs/security.md): no User-Agent bypass,
+// published secrets refused at start, tokens of deleted users refused,
+// password hashes never listed, every user/role/permission read needs
+// ROLE_ADMIN, login rate limited with backoff.
 package auth
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/subtle"
-	"encoding/base64"
-	"encoding/hex"
+	"context"
+	"crypto/rand"
 	"errors"
-	"strconv"
-	"strings"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/clock"
 )
 
 // Defaults of a fresh Java Nacos 1.4.8.
 const (
-	DefaultUser     = "nacos"
-	DefaultPassword = "nacos"
-	DefaultTokenTTL = 18000 * time.Second // nacos.core.auth.default.token.expire.seconds
+	DefaultUser      = "nacos"
+	DefaultPassword  = "nacos"
+	DefaultTokenTTL  = 18000 * time.Second // nacos.core.auth.default.token.expire.seconds
+	GlobalAdminRole  = "ROLE_ADMIN"
+	defaultUserHash  = "$2a$10$EuWPZHzz32dJN7jexM34MOeYirDdFAZm2kuWj7VEOJhhZkDrxfvUu" // nacos, as Java's schema.sql
+	consolePrefix    = "console/"
+	passwordResource = "console/user/password"
 )
 
-// defaultKeyHex is jjwt's Base64 decoding of the shipped
-// nacos.core.auth.default.token.secret.key
-// (SecretKey012345678901234567890123456789012345678901234567890123456789),
-// as the spec reads it (§3.4).
-const defaultKeyHex = "49e72b7ad29ecb4d76df8e7aefcf74d76df8e7aefcf74d76df8e7aefcf74d76df8e7aefcf74d76df8e7aefcf74d76df8e7aefc"
+// Actions of @Secured.
+const (
+	ActionRead  = "r"
+	ActionWrite = "w"
+)
 
-// Config configures the login service.
+// Config configures a Service.
 type Config struct {
-	// Users maps user names to passwords. Default: the built-in nacos/nacos.
-	Users map[string]string
-	// Key is the HMAC-SHA256 key of the tokens (default: the shipped secret).
-	Key []byte
-	// TTL is the token lifetime.
-	TTL time.Duration
-	Now func() time.Time
+	Settings Settings
+	Store    Store
+	Clock    clock.Clock
+	Logger   *slog.Logger
+	// Limits throttle failed logins; zero fields take DefaultLimits.
+	Limits Limits
+	// BcryptCost is the cost of new password hashes (Java: 10).
+	BcryptCost int
 }
 
-// DefaultConfig returns the shipped defaults.
-func DefaultConfig() Config {
-	key, _ := hex.DecodeString(defaultKeyHex)
-	return Config{Users: map[string]string{DefaultUser: DefaultPassword}, Key: key, TTL: DefaultTokenTTL, Now: time.Now}
+// Service is the access-control domain of one node.
+type Service struct {
+	cfg     Config
+	tok     tokens
+	tables  *tables
+	limiter *limiter
+	log     *slog.Logger
+	dummy   []byte // bcrypt hash compared when the user does not exist
+	// patterns caches compiled permission resources (string ->
+	// *regexp.Regexp, nil when it does not compile); bounded by the
+	// permission table.
+	patterns  sync.Map
+	lastStamp atomic.Int64
 }
 
-// Validate checks cfg.
-func (c Config) Validate() error {
-	switch {
-	case len(c.Key) < 32:
-		return errors.New("auth: token key must be at least 32 bytes (jjwt's HS256 minimum)")
-	case c.TTL <= 0:
-		return errors.New("auth: token TTL must be positive")
-	case c.Now == nil:
-		return errors.New("auth: Config.Now is nil")
-	}
-	return nil
-}
-
-// Service logs users in.
-type Service struct{ cfg Config }
-
-// New returns a Service.
+// New validates cfg (Settings.Validate: with auth enabled the published
+// secret, short keys and empty identities are refused) and returns a
+// Service reading its tables from cfg.Store.
 func New(cfg Config) (*Service, error) {
-	if err := cfg.Validate(); err != nil {
+	if cfg.Store == nil || cfg.Clock == nil || cfg.Logger == nil {
+		return nil, errors.New("auth: Store, Clock and Logger must be set")
+	}
+	if err := cfg.Settings.Validate(); err != nil {
 		return nil, err
 	}
-	return &Service{cfg: cfg}, nil
+	if cfg.BcryptCost == 0 {
+		cfg.BcryptCost = 10
+	}
+	var key []byte
+	if cfg.Settings.TokenSecret != "" {
+		k, err := DecodeSecret(cfg.Settings.TokenSecret)
+		if err != nil {
+			return nil, err
+		}
+		key = k
+	} else {
+		key = make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
+			return nil, fmt.Errorf("auth: random token key: %w", err)
+		}
+	}
+	if cfg.Settings.Enabled && cfg.Settings.UserAgentAuthWhite {
+		cfg.Logger.Warn("nacos.core.auth.enable.userAgentAuthWhite=true is ignored: nacosd never trusts User-Agent (CVE-2021-29441); nodes authenticate with the server identity header")
+	}
+	s := &Service{cfg: cfg, tok: tokens{key: key, ttl: cfg.Settings.TTL(), now: cfg.Clock.Now},
+		limiter: newLimiter(cfg.Limits, cfg.Clock.Now), log: cfg.Logger}
+	dummy, err := hashPassword("nacosd-dummy-password", cfg.BcryptCost)
+	if err != nil {
+		return nil, err
+	}
+	s.dummy = dummy
+	s.tables = newTables(cfg.Store)
+	return s, nil
+}
+
+// Close stops following the store.
+func (s *Service) Close() { s.tables.close() }
+
+// Enabled reports nacos.core.auth.enabled.
+func (s *Service) Enabled() bool { return s.cfg.Settings.Enabled }
+
+// TTL is the token lifetime.
+func (s *Service) TTL() time.Duration { return s.tok.ttl }
+
+// Identity returns the node-to-node identity of this node.
+func (s *Service) Identity() Identity {
+	return Identity{Key: s.cfg.Settings.IdentityKey, Value: s.cfg.Settings.IdentityValue}
+}
+
+// Bootstrap writes the built-in user nacos with ROLE_ADMIN once, when the
+// tables were never initialised (Java's schema inserts the same rows). Only
+// the raft leader can write; followers get raftstore.ErrNotLeader, which the
+// caller may ignore.
+func (s *Service) Bootstrap(ctx context.Context) error {
+	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); ok {
+		return nil
+	}
+	now := s.now()
+	b := batch{}
+	b.absent(bucketMeta, "init")
+	b.put(bucketMeta, "init", []byte{recordVersion, '1'})
+	if _, ok := s.cfg.Store.Get(bucketUser, DefaultUser); !ok {
+		b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: defaultUserHash, Created: now}))
+		b.put(bucketRole, roleKey(GlobalAdminRole, DefaultUser), encodeRecord(rowRecord{Created: now}))
+	}
+	if err := s.apply(ctx, b); err != nil && !errors.Is(err, errCond) {
+		return fmt.Errorf("auth: write built-in user: %w", err)
+	}
+	if s.Enabled() {
+		if u := s.tables.get().byName[DefaultUser]; u != nil && u.Password == defaultUserHash {
+			s.log.Warn("auth is enabled and user nacos still has the default password nacos: change it (PUT /nacos/v1/auth/users)")
+		}
+	}
+	return nil
 }
 
 // LoginResult is a successful login.
@@ -91,81 +182,71 @@ func (r LoginResult) JSON() []byte {
 // ErrUnknownUser is AccessException("unknown user!") → 403 with the bare text.
 var ErrUnknownUser = compat.Forbidden("unknown user!")
 
-// Login checks the credentials (a presented valid token short-circuits, as
-// NacosAuthManager.login does) and mints a token.
-func (s *Service) Login(username, password, presentedToken string) (LoginResult, error) {
-	if presentedToken != "" {
-		if sub, ok := s.verify(presentedToken); ok {
-			return LoginResult{Token: presentedToken, TTLSeconds: int64(s.cfg.TTL / time.Second), GlobalAdmin: sub == DefaultUser, Username: sub}, nil
+// Credentials are what a request presents (§3.3), in Java's order of use.
+type Credentials struct {
+	Bearer      string // Authorization header value after "Bearer "
+	AccessToken string // accessToken parameter
+	// Username and Password are the parameters; used only when neither
+	// token is present (Java checks them against the user store on every
+	// such request).
+	Username, Password string
+	// Source is the client address (rate limiting only).
+	Source string
+}
+
+func (c Credentials) token() string {
+	if c.Bearer != "" {
+		return c.Bearer
+	}
+	return c.AccessToken
+}
+
+// Principal is an authenticated user.
+type Principal struct {
+	Username    string
+	Token       string
+	GlobalAdmin bool
+}
+
+// Authenticate is NacosAuthManager.login: a token (Bearer, then
+// accessToken) or else username/password. Errors are Java's 403 messages,
+// or a 429 *compat.Error while the user or source is locked out.
+func (s *Service) Authenticate(c Credentials) (Principal, error) {
+	tok := c.token()
+	if tok == "" {
+		if err := s.checkPassword(c.Username, c.Password, c.Source); err != nil {
+			return Principal{}, err
 		}
+		tok = s.tok.mint(c.Username)
 	}
-	want, ok := s.cfg.Users[username]
-	if !ok || subtle.ConstantTimeCompare([]byte(want), []byte(password)) != 1 {
-		return LoginResult{}, ErrUnknownUser
-	}
-	return LoginResult{Token: s.Token(username), TTLSeconds: int64(s.cfg.TTL / time.Second),
-		GlobalAdmin: username == DefaultUser, Username: username}, nil
-}
-
-var b64 = base64.RawURLEncoding
-
-// jwtHeader is {"alg":"HS256"} base64url-encoded, as jjwt writes it.
-const jwtHeader = "eyJhbGciOiJIUzI1NiJ9"
-
-// Token mints {"sub":user,"exp":now+ttl} signed with HS256.
-func (s *Service) Token(user string) string {
-	exp := (s.cfg.Now().UnixMilli() + s.cfg.TTL.Milliseconds()) / 1000
-	payload := compat.NewJSON(64)
-	payload.BeginObject().Key("sub").Str(user).Key("exp").Int(exp).EndObject()
-	unsigned := jwtHeader + "." + b64.EncodeToString(payload.Bytes())
-	return unsigned + "." + b64.EncodeToString(s.sign(unsigned))
-}
-
-func (s *Service) sign(unsigned string) []byte {
-	m := hmac.New(sha256.New, s.cfg.Key)
-	m.Write([]byte(unsigned))
-	return m.Sum(nil)
-}
-
-// verify checks signature and expiry and returns the subject.
-func (s *Service) verify(token string) (string, bool) {
-	parts := strings.Split(token, ".")
-	if len(parts) != 3 {
-		return "", false
-	}
-	sig, err := b64.DecodeString(parts[2])
-	if err != nil || !hmac.Equal(sig, s.sign(parts[0]+"."+parts[1])) {
-		return "", false
-	}
-	raw, err := b64.DecodeString(parts[1])
+	sub, err := s.tok.verify(tok)
 	if err != nil {
-		return "", false
+		return Principal{}, err
 	}
-	sub, exp := claim(string(raw), "sub"), claim(string(raw), "exp")
-	n, err := strconv.ParseInt(exp, 10, 64)
-	if err != nil || sub == "" || s.cfg.Now().Unix() >= n {
-		return "", false
+	v := s.tables.get()
+	if v.byName[sub] == nil { // Java keeps accepting a deleted user's token
+		return Principal{}, ErrNoToken
 	}
-	return sub, true
+	return Principal{Username: sub, Token: tok, GlobalAdmin: hasRole(v.byUser[sub], GlobalAdminRole)}, nil
 }
 
-// claim extracts a top-level string or number claim from the compact JSON
-// payload nacosd (and jjwt) write.
-func claim(payload, name string) string {
-	i := strings.Index(payload, `"`+name+`":`)
-	if i < 0 {
-		return ""
+// Login is POST /v1/auth/users/login: Authenticate, then the login body.
+func (s *Service) Login(c Credentials) (LoginResult, error) {
+	p, err := s.Authenticate(c)
+	if err != nil {
+		return LoginResult{}, err
 	}
-	v := payload[i+len(name)+3:]
-	if strings.HasPrefix(v, `"`) {
-		if j := strings.Index(v[1:], `"`); j >= 0 {
-			return v[1 : 1+j]
+	return LoginResult{Token: p.Token, TTLSeconds: int64(s.tok.ttl / time.Second), GlobalAdmin: p.GlobalAdmin, Username: p.Username}, nil
+}
+
+// Token mints a token for user (tests, tools).
+func (s *Service) Token(user string) string { return s.tok.mint(user) }
+
+func hasRole(roles []RoleInfo, role string) bool {
+	for _, r := range roles {
+		if r.Role == role {
+			return true
 		}
-		return ""
 	}
-	j := strings.IndexAny(v, ",}")
-	if j < 0 {
-		return ""
-	}
-	return v[:j]
+	return false
 }

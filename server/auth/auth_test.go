@@ -1,64 +1,318 @@
 package auth
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
+	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/clock/clocktest"
+	"github.com/nacosd/nacosd/raftstore/raftstoretest"
 )
 
-func fixed(t time.Time) func() time.Time { return func() time.Time { return t } }
+// testSecret is Base64 of 32 bytes; testIdentity a random-looking value.
+const (
+	testSecret   = "dGVzdC1zZWNyZXQtMDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTI="
+	testIdentity = "c0ffee-7b9d-4a1e-identity"
+)
 
-func TestLoginDefaultUser(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.Now = fixed(time.UnixMilli(1700000000123))
-	s, err := New(cfg)
+func onSettings() Settings {
+	return Settings{Enabled: true, TokenSecret: testSecret, IdentityKey: "X-Nacos-Identity", IdentityValue: testIdentity}
+}
+
+func newService(t *testing.T, st Settings) (*Service, *clocktest.Fake) {
+	t.Helper()
+	clk := clocktest.New(time.UnixMilli(1700000000123))
+	s, err := New(Config{Settings: st, Store: raftstoretest.New(t), Clock: clk, Logger: raftstoretest.Logger(t), BcryptCost: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Login("nacos", "nacos", "")
+	t.Cleanup(s.Close)
+	if err := s.Bootstrap(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, clk
+}
+
+func status(err error) int {
+	var ce *compat.Error
+	if errors.As(err, &ce) {
+		return ce.Status
+	}
+	return 0
+}
+
+func TestLoginBuiltInUser(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	r, err := s.Login(Credentials{Username: "nacos", Password: "nacos"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	parts := strings.Split(r.Token, ".")
-	if len(parts) != 3 || parts[0] != "eyJhbGciOiJIUzI1NiJ9" {
-		t.Fatalf("token %s", r.Token)
-	}
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	if string(payload) != `{"sub":"nacos","exp":1700018000}` { // floor((now ms + 18000 s)/1000)
-		t.Fatalf("payload %s", payload)
+	if parts[0] != jwtHeader || string(payload) != `{"sub":"nacos","exp":1700018000}` {
+		t.Fatalf("token %s payload %s", r.Token, payload)
 	}
-	wantPrefix := `{"accessToken":"` + r.Token + `","tokenTtl":18000,"globalAdmin":true,"username":"nacos"}`
-	if string(r.JSON()) != wantPrefix {
+	if want := `{"accessToken":"` + r.Token + `","tokenTtl":18000,"globalAdmin":true,"username":"nacos"}`; string(r.JSON()) != want {
 		t.Fatalf("body %s", r.JSON())
 	}
-	// a presented valid token is echoed, even with a wrong password
-	r2, err := s.Login("x", "y", r.Token)
-	if err != nil || r2.Token != r.Token {
-		t.Fatalf("token login: %v %+v", err, r2)
+	// a presented valid token short-circuits the password, as Java
+	if r2, err := s.Login(Credentials{AccessToken: r.Token, Username: "x", Password: "y"}); err != nil || r2.Token != r.Token {
+		t.Fatalf("token login: %v", err)
 	}
 	for _, c := range [][2]string{{"nacos", "wrong"}, {"admin", "nacos"}, {"", ""}} {
-		if _, err := s.Login(c[0], c[1], ""); err != ErrUnknownUser {
+		if _, err := s.Login(Credentials{Username: c[0], Password: c[1], Source: "10.0.0." + c[0]}); err != ErrUnknownUser {
 			t.Errorf("%v: %v", c, err)
 		}
 	}
-	// tampered and expired tokens are not accepted
-	if _, err := s.Login("", "", r.Token[:len(r.Token)-2]+"AA"); err != ErrUnknownUser {
-		t.Errorf("tampered token accepted")
+	// valid until exp inclusive, then "token expired!"
+	clk.Advance(DefaultTokenTTL - 123*time.Millisecond)
+	if _, err := s.Authenticate(Credentials{Bearer: r.Token}); err != nil {
+		t.Fatalf("at exp: %v", err)
 	}
-	s.cfg.Now = fixed(time.UnixMilli(1700000000123).Add(DefaultTokenTTL + time.Second))
-	if _, err := s.Login("", "", r.Token); err != ErrUnknownUser {
-		t.Errorf("expired token accepted")
+	clk.Advance(time.Millisecond)
+	if _, err := s.Authenticate(Credentials{Bearer: r.Token}); err != ErrTokenExpired {
+		t.Fatalf("after exp: %v", err)
 	}
 }
 
-func TestValidate(t *testing.T) {
-	c := DefaultConfig()
-	c.Key = []byte("short")
-	if c.Validate() == nil {
-		t.Fatal("short key accepted")
+func forge(key []byte, header, payload string) string {
+	u := b64.EncodeToString([]byte(header)) + "." + b64.EncodeToString([]byte(payload))
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(u))
+	return u + "." + b64.EncodeToString(m.Sum(nil))
+}
+
+func TestForgedTokens(t *testing.T) {
+	s, _ := newService(t, onSettings())
+	good := s.Token("nacos")
+	defKey, err := DecodeSecret(DefaultTokenSecret)
+	if err != nil || len(defKey) != 51 {
+		t.Fatalf("default key: %d %v", len(defKey), err)
 	}
-	if len(DefaultConfig().Key) != 51 {
-		t.Fatalf("default key is %d bytes, want 51", len(DefaultConfig().Key))
+	exp := `,"exp":1900000000}`
+	cases := map[string]string{
+		"published default secret": forge(defKey, `{"alg":"HS256"}`, `{"sub":"nacos"`+exp),
+		"alg none":                 b64.EncodeToString([]byte(`{"alg":"none"}`)) + "." + b64.EncodeToString([]byte(`{"sub":"nacos"`+exp)) + ".",
+		"alg none signed":          forge(s.tok.key, `{"alg":"none"}`, `{"sub":"nacos"`+exp),
+		"HS512 header, our key":    forge(s.tok.key, `{"alg":"HS512"}`, `{"sub":"nacos"`+exp),
+		"RS256 confusion":          forge(s.tok.key, `{"alg":"RS256"}`, `{"sub":"nacos"`+exp),
+		"no exp":                   forge(s.tok.key, `{"alg":"HS256"}`, `{"sub":"nacos"}`),
+		"string exp":               forge(s.tok.key, `{"alg":"HS256"}`, `{"sub":"nacos","exp":"1900000000"}`),
+		"trailing json":            forge(s.tok.key, `{"alg":"HS256"}`, `{"sub":"nacos"`+exp+`{}`),
+		"crit header":              forge(s.tok.key, `{"alg":"HS256","crit":["x"]}`, `{"sub":"nacos"`+exp),
+		"tampered payload":         good[:strings.Index(good, ".")+1] + b64.EncodeToString([]byte(`{"sub":"nacos","exp":1999999999}`)) + good[strings.LastIndex(good, "."):],
+		"tampered signature":       good[:len(good)-3] + "AAA",
+		"two parts":                good[:strings.LastIndex(good, ".")],
+		"four parts":               good + ".x",
+		"huge":                     strings.Repeat("a", 10000),
+	}
+	for name, tok := range cases {
+		if _, err := s.Authenticate(Credentials{Bearer: tok}); err != ErrTokenInvalid {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// a correctly signed token with our key works (control)
+	if _, err := s.Authenticate(Credentials{Bearer: forge(s.tok.key, `{"alg":"HS256","typ":"JWT"}`, `{"sub":"nacos"`+exp)}); err != nil {
+		t.Fatalf("control: %v", err)
+	}
+	if _, err := s.Authenticate(Credentials{}); err != ErrUnknownUser {
+		t.Fatalf("no credentials: %v (Java: unknown user!)", err)
+	}
+}
+
+func TestSettingsRefused(t *testing.T) {
+	ok := onSettings()
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	mod := func(f func(*Settings)) Settings { s := ok; f(&s); return s }
+	for name, c := range map[string]struct {
+		s    Settings
+		want string
+	}{
+		"default secret":   {mod(func(s *Settings) { s.TokenSecret = DefaultTokenSecret }), "NACOS_AUTH_TOKEN"},
+		"empty secret":     {mod(func(s *Settings) { s.TokenSecret = "" }), "openssl rand -base64 32"},
+		"short secret":     {mod(func(s *Settings) { s.TokenSecret = base64.StdEncoding.EncodeToString(make([]byte, 31)) }), "31 bytes"},
+		"empty identity":   {mod(func(s *Settings) { s.IdentityKey, s.IdentityValue = "", "" }), "NACOS_AUTH_IDENTITY_KEY"},
+		"default identity": {mod(func(s *Settings) { s.IdentityKey, s.IdentityValue = "serverIdentity", "security" }), "identity"},
+		"short identity":   {mod(func(s *Settings) { s.IdentityValue = "abc123" }), "16 characters"},
+		"system type":      {mod(func(s *Settings) { s.SystemType = "ldap" }), "system.type"},
+	} {
+		err := c.s.Validate()
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	// auth off: the default secret is only unused, not refused
+	if err := (Settings{TokenSecret: DefaultTokenSecret}).Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUsersRolesPermissions(t *testing.T) {
+	s, _ := newService(t, onSettings())
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, "alice", "pw-a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateUser(ctx, "alice", "x"); status(err) != 400 || err.(*compat.Error).Body != "caused: user 'alice' already exist!;" {
+		t.Fatalf("duplicate: %v", err)
+	}
+	if err := s.CreateUser(ctx, strings.Repeat("u", 51), "x"); status(err) != 400 {
+		t.Fatalf("long name: %v", err)
+	}
+	if err := s.AddRole(ctx, "dev", "bob"); status(err) != 400 {
+		t.Fatalf("role of missing user: %v", err)
+	}
+	if err := s.AddRole(ctx, GlobalAdminRole, "alice"); status(err) != 400 {
+		t.Fatalf("ROLE_ADMIN: %v", err)
+	}
+	if err := s.AddPermission(ctx, "dev", "ns1:*:*", "rw"); status(err) != 400 {
+		t.Fatalf("permission of unbound role: %v", err)
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(s.AddRole(ctx, "dev", "alice"))
+	must(s.AddPermission(ctx, "dev", "ns1:*:*", "rw"))
+	must(s.AddPermission(ctx, "dev", ":DEFAULT_GROUP:config/app.*", "r"))
+	for _, c := range []struct {
+		res, act string
+		want     bool
+	}{
+		{"ns1:g:config/x", "r", true}, {"ns1:g:naming/s", "w", true},
+		{"ns2:g:config/x", "r", false}, {"ns10:g:config/x", "r", false},
+		{":DEFAULT_GROUP:config/app.yaml", "r", true}, {":DEFAULT_GROUP:config/app.yaml", "w", false},
+		{":DEFAULT_GROUP:config/appXyaml", "r", true}, // '.' stays a regex dot, as in Java
+		{"console/users", "r", false}, {"console/user/password", "w", true},
+	} {
+		if got := s.HasPermission("alice", c.res, c.act); got != c.want {
+			t.Errorf("%s %s = %v", c.res, c.act, got)
+		}
+	}
+	if !s.HasPermission("nacos", "console/users", "w") {
+		t.Fatal("admin")
+	}
+	pg, err := s.Users(1, 1)
+	if err != nil || pg.TotalCount != 2 || pg.PagesAvailable != 2 || len(pg.Items) != 1 || pg.Items[0].Username != "nacos" || pg.Items[0].Password != "" {
+		t.Fatalf("users page %+v %v", pg, err)
+	}
+	if pg, _ := s.Users(3, 1); len(pg.Items) != 0 || pg.TotalCount != 2 {
+		t.Fatalf("past the end %+v", pg)
+	}
+	if _, err := s.Users(0, 1); err != ErrPaging {
+		t.Fatal(err)
+	}
+	if got := s.SearchUsers("li"); len(got) != 1 || got[0] != "alice" {
+		t.Fatalf("search %v", got)
+	}
+	if got := s.SearchUsers("_"); len(got) != 2 { // LIKE wildcard, unescaped as in Java
+		t.Fatalf("search _ %v", got)
+	}
+	if err := s.DeleteUser(ctx, "nacos"); status(err) != 400 {
+		t.Fatalf("delete admin: %v", err)
+	}
+	tok := s.Token("alice")
+	must(s.DeleteUser(ctx, "alice"))
+	if _, err := s.Authenticate(Credentials{Bearer: tok}); err != ErrNoToken {
+		t.Fatalf("deleted user's token: %v", err)
+	}
+	if pg, _ := s.Roles("alice", 1, 10); pg.TotalCount != 0 {
+		t.Fatalf("roles of deleted user kept: %+v", pg)
+	}
+	if err := s.DeleteRole(ctx, GlobalAdminRole, ""); status(err) != 400 {
+		t.Fatalf("unbinding the last admin: %v", err)
+	}
+}
+
+func TestUpdatePassword(t *testing.T) {
+	s, _ := newService(t, onSettings())
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, "bob", "old"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdatePassword(ctx, Principal{Username: "eve"}, "bob", "x"); err != ErrNotSelf {
+		t.Fatalf("other user: %v", err)
+	}
+	if err := s.UpdatePassword(ctx, Principal{Username: "bob"}, "bob", "new"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Login(Credentials{Username: "bob", Password: "new"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdatePassword(ctx, Principal{Username: "nacos", GlobalAdmin: true}, "nobody", "x"); status(err) != 400 {
+		t.Fatalf("missing user: %v", err)
+	}
+}
+
+func TestLoginBackoff(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	try := func(user, pass, src string) error {
+		_, err := s.Login(Credentials{Username: user, Password: pass, Source: src})
+		return err
+	}
+	for i := 0; i < 5; i++ {
+		if err := try("nacos", "bad", "1.1.1.1"); err != ErrUnknownUser {
+			t.Fatalf("attempt %d: %v", i, err)
+		}
+	}
+	// locked: even the right password is refused, for 1 s
+	err := try("nacos", "nacos", "2.2.2.2")
+	var le *LockedError
+	if !errors.As(err, &le) || le.RetryAfter != time.Second || status(err) != 429 {
+		t.Fatalf("locked: %v", err)
+	}
+	clk.Advance(time.Second)
+	if err := try("nacos", "bad", "3.3.3.3"); err != ErrUnknownUser {
+		t.Fatal(err)
+	}
+	if err := try("nacos", "nacos", "3.3.3.3"); !errors.As(err, &le) || le.RetryAfter != 2*time.Second {
+		t.Fatalf("doubled: %v", err)
+	}
+	clk.Advance(2 * time.Second)
+	if err := try("nacos", "nacos", "3.3.3.3"); err != nil {
+		t.Fatalf("after backoff: %v", err)
+	}
+	// per source: 20 failures across many user names lock the address
+	for i := 0; i < 20; i++ {
+		_ = try("user"+itoa(i), "x", "9.9.9.9")
+	}
+	if err := try("nacos", "nacos", "9.9.9.9"); !errors.As(err, &le) {
+		t.Fatalf("source not locked: %v", err)
+	}
+	if err := try("nacos", "nacos", "8.8.8.8"); err != nil {
+		t.Fatalf("other source: %v", err)
+	}
+}
+
+func TestLikeMatch(t *testing.T) {
+	for _, c := range []struct {
+		s, p string
+		want bool
+	}{{"alice", "%li%", true}, {"alice", "%x%", false}, {"a", "%%", true}, {"ab", "_b", true}, {"ab", "a_c", false}, {"abc", "%b%c", true}} {
+		if likeMatch(c.s, c.p) != c.want {
+			t.Errorf("%q LIKE %q", c.s, c.p)
+		}
+	}
+}
+
+func TestIdentity(t *testing.T) {
+	id := Identity{Key: "X-Id", Value: "v"}
+	h := map[string]string{}
+	id.Sign(func(k, v string) { h[k] = v })
+	if !id.Verify(func(k string) string { return h[k] }) {
+		t.Fatal("own signature refused")
+	}
+	if id.Verify(func(string) string { return "w" }) || (Identity{}).Verify(func(string) string { return "" }) {
+		t.Fatal("wrong or unconfigured identity accepted")
 	}
 }

@@ -1,0 +1,54 @@
+package connlimit
+
+import (
+	"net"
+	"testing"
+	"time"
+)
+
+func TestCounts(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Wrap(ln)
+	defer l.Close()
+	got := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			got <- c
+		}
+	}()
+	var clients []net.Conn
+	for i := 0; i < 2; i++ {
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, c)
+	}
+	a, b := <-got, <-got
+	if l.Open() != 2 {
+		t.Fatalf("open %d", l.Open())
+	}
+	a.Close()
+	a.Close() // twice counts once
+	if l.Open() != 1 {
+		t.Fatalf("open after close %d", l.Open())
+	}
+	b.Close()
+	for _, c := range clients {
+		c.Close()
+	}
+	deadline := time.Now().Add(time.Second)
+	for l.Open() != 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if l.Open() != 0 {
+		t.Fatalf("open at end %d", l.Open())
+	}
+}

@@ -1,0 +1,200 @@
+package auth
+
+import (
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/nacosd/nacosd/compat"
+)
+
+// Limits throttle password checks (login, and username/password
+// parameters on any secured request). Java has none.
+type Limits struct {
+	// UserFailures and SourceFailures are the failed attempts allowed for
+	// one user name / one client address before it is locked out.
+	UserFailures, SourceFailures int
+	// Backoff is the first lockout; each further failure doubles it up to
+	// MaxBackoff.
+	Backoff, MaxBackoff time.Duration
+	// Forget drops the failure count of a key idle this long.
+	Forget time.Duration
+	// MaxEntries bounds the memory of the limiter.
+	MaxEntries int
+}
+
+// DefaultLimits: 5 failures per user, 20 per address, then 1 s doubling
+// to 5 min.
+func DefaultLimits() Limits {
+	return Limits{UserFailures: 5, SourceFailures: 20, Backoff: time.Second, MaxBackoff: 5 * time.Minute,
+		Forget: 15 * time.Minute, MaxEntries: 100_000}
+}
+
+// LockedError is the answer while a user or address is locked out: 429
+// with the seconds to wait.
+type LockedError struct{ RetryAfter time.Duration }
+
+func (e *LockedError) Error() string { return e.compat().Body }
+
+func (e *LockedError) compat() *compat.Error {
+	secs := int64((e.RetryAfter + time.Second - 1) / time.Second)
+	return &compat.Error{Status: 429, Body: "too many failed login attempts, retry after " + strconv.FormatInt(secs, 10) + " s"}
+}
+
+// As lets errors.As(err, **compat.Error) render it.
+func (e *LockedError) As(target any) bool {
+	if t, ok := target.(**compat.Error); ok {
+		*t = e.compat()
+		return true
+	}
+	return false
+}
+
+type failures struct {
+	count int
+	last  time.Time
+	until time.Time
+}
+
+type limiter struct {
+	lim Limits
+	now func() time.Time
+	mu  sync.Mutex
+	m   map[string]*failures
+	// cpu bounds concurrent bcrypt comparisons to the core count, so a
+	// flood of logins queues instead of starving every other request.
+	cpu chan struct{}
+}
+
+func newLimiter(l Limits, now func() time.Time) *limiter {
+	d := DefaultLimits()
+	if l.UserFailures <= 0 {
+		l.UserFailures = d.UserFailures
+	}
+	if l.SourceFailures <= 0 {
+		l.SourceFailures = d.SourceFailures
+	}
+	if l.Backoff <= 0 {
+		l.Backoff = d.Backoff
+	}
+	if l.MaxBackoff <= 0 {
+		l.MaxBackoff = d.MaxBackoff
+	}
+	if l.Forget <= 0 {
+		l.Forget = d.Forget
+	}
+	if l.MaxEntries <= 0 {
+		l.MaxEntries = d.MaxEntries
+	}
+	return &limiter{lim: l, now: now, m: map[string]*failures{}, cpu: make(chan struct{}, max(1, runtime.NumCPU()))}
+}
+
+// locked returns how long key is still locked out.
+func (l *limiter) locked(key string, now time.Time) time.Duration {
+	if f := l.m[key]; f != nil && now.Before(f.until) {
+		return f.until.Sub(now)
+	}
+	return 0
+}
+
+// check refuses while the user or the source is locked out.
+func (l *limiter) check(user, source string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	if d := max(l.locked("u\x00"+user, now), l.locked("a\x00"+source, now)); d > 0 {
+		return &LockedError{RetryAfter: d}
+	}
+	return nil
+}
+
+func (l *limiter) fail(user, source string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.bump("u\x00"+user, l.lim.UserFailures, now)
+	l.bump("a\x00"+source, l.lim.SourceFailures, now)
+}
+
+func (l *limiter) bump(key string, allowed int, now time.Time) {
+	f := l.m[key]
+	if f != nil && now.Sub(f.last) > l.lim.Forget && now.After(f.until) {
+		f.count = 0
+	}
+	if f == nil {
+		if len(l.m) >= l.lim.MaxEntries {
+			l.sweep(now)
+		}
+		f = &failures{}
+		l.m[key] = f
+	}
+	f.count++
+	f.last = now
+	if f.count >= allowed {
+		d := l.lim.Backoff
+		for i := allowed; i < f.count && d < l.lim.MaxBackoff; i++ {
+			d *= 2
+		}
+		f.until = now.Add(min(d, l.lim.MaxBackoff))
+	}
+}
+
+// sweep drops forgotten entries, and if none is, an arbitrary one: memory
+// stays bounded under a flood of distinct names.
+func (l *limiter) sweep(now time.Time) {
+	for k, f := range l.m {
+		if now.Sub(f.last) > l.lim.Forget && now.After(f.until) {
+			delete(l.m, k)
+		}
+	}
+	for k := range l.m {
+		if len(l.m) < l.lim.MaxEntries {
+			break
+		}
+		delete(l.m, k)
+	}
+}
+
+func (l *limiter) succeed(user string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, "u\x00"+user)
+}
+
+func hashPassword(password string, cost int) ([]byte, error) {
+	if len(password) > 72 {
+		// bcrypt reads 72 bytes; Java's BCryptPasswordEncoder silently
+		// truncates, Go's refuses: hash the same 72 bytes Java would.
+		password = password[:72]
+	}
+	return bcrypt.GenerateFromPassword([]byte(password), cost)
+}
+
+// checkPassword verifies username/password against the user table. It
+// costs one bcrypt comparison whether or not the user exists, and refuses
+// at once (without comparing) while the user or source is locked out.
+func (s *Service) checkPassword(username, password, source string) error {
+	if err := s.limiter.check(username, source); err != nil {
+		return err
+	}
+	hash := s.dummy
+	u := s.tables.get().byName[username]
+	if u != nil {
+		hash = []byte(u.Password)
+	}
+	if len(password) > 72 {
+		password = password[:72]
+	}
+	s.limiter.cpu <- struct{}{}
+	err := bcrypt.CompareHashAndPassword(hash, []byte(password))
+	<-s.limiter.cpu
+	if u == nil || err != nil {
+		s.limiter.fail(username, source)
+		return ErrUnknownUser
+	}
+	s.limiter.succeed(username)
+	return nil
+}

@@ -1,0 +1,303 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/auth"
+)
+
+// principalKey holds the auth.Principal of a checked request in c.Locals.
+const principalKey = "nacosd.auth.principal"
+
+// PrincipalOf returns the caller a secured route authenticated.
+func PrincipalOf(c *fiber.Ctx) (auth.Principal, bool) {
+	p, ok := c.Locals(principalKey).(auth.Principal)
+	return p, ok
+}
+
+// Secured is Java's AuthFilter as one fiber middleware, registered before
+// every route: it looks the request up in the @Secured table by method and
+// the same path the router matches (raw path, trailing slashes dropped, as
+// fiber does with StrictRouting off), so no spelling of a path reaches a
+// handler without its check. objs may be nil (no per-object checks).
+//
+// With auth enabled: a request carrying this node's server identity passes
+// (node-to-node); a @Secured route needs a token (Bearer header, then the
+// accessToken parameter, then username/password) whose user holds the
+// action on the parsed resource; node-only routes need the identity or an
+// admin. User-Agent is never looked at. With auth off only the user, role
+// and permission endpoints are checked (ROLE_ADMIN).
+func Secured(a *auth.Service, contextPath string, objs ConfigObjects) fiber.Handler {
+	table := securedRoutes()
+	if contextPath == "/" {
+		contextPath = ""
+	}
+	return func(c *fiber.Ctx) error {
+		key, ok := routeKey(c, contextPath)
+		if !ok {
+			return c.Next()
+		}
+		s, ok := lookupSecured(table, key)
+		if !ok || !a.Enabled() && !s.admin {
+			return c.Next()
+		}
+		hdr := func(k string) string { return string(c.Request().Header.Peek(k)) }
+		if a.Enabled() && a.Identity().Verify(hdr) {
+			return c.Next()
+		}
+		p := ParamsOf(c)
+		creds := credentialsOf(c, p)
+		if s.node {
+			pr, err := a.Authenticate(creds)
+			if err == nil && !pr.GlobalAdmin {
+				err = auth.ErrNotNode
+			}
+			if err != nil {
+				return deny(c, err)
+			}
+			c.Locals(principalKey, pr)
+			return c.Next()
+		}
+		resource := s.resource
+		if s.parser != nil {
+			r, err := s.parser(p)
+			if err != nil {
+				return deny(c, err)
+			}
+			resource = r
+		}
+		pr, err := a.Check(resource, s.action, creds)
+		if err != nil {
+			return deny(c, err)
+		}
+		if s.extra != nil && objs != nil {
+			checks, err := s.extra(c, p, objs)
+			if err != nil {
+				return deny(c, err)
+			}
+			for _, ch := range checks {
+				if !a.HasPermission(pr.Username, ch.resource, ch.action) {
+					return deny(c, auth.ErrForbidden)
+				}
+			}
+		}
+		c.Locals(principalKey, pr)
+		return c.Next()
+	}
+}
+
+// routeKey is "METHOD path" below the context path, with the path the
+// router matches: the raw request path without trailing slashes.
+func routeKey(c *fiber.Ctx, contextPath string) (string, bool) {
+	path := c.Path()
+	for len(path) > 1 && path[len(path)-1] == '/' {
+		path = path[:len(path)-1]
+	}
+	if contextPath != "" {
+		if !strings.HasPrefix(path, contextPath) || len(path) > len(contextPath) && path[len(contextPath)] != '/' {
+			return "", false
+		}
+		path = path[len(contextPath):]
+	}
+	m := c.Method()
+	if m == fiber.MethodHead {
+		m = fiber.MethodGet
+	}
+	return m + " " + path, true
+}
+
+func lookupSecured(table map[string]secured, key string) (secured, bool) {
+	if s, ok := table[key]; ok {
+		return s, true
+	}
+	// prefix entries "METHOD /v1/ns/distro/*"
+	m, path, _ := strings.Cut(key, " ")
+	for _, pre := range []string{"/v1/ns/distro/", "/v1/ns/raft/"} {
+		if strings.HasPrefix(path, pre) {
+			s, ok := table[m+" "+pre+"*"]
+			return s, ok
+		}
+	}
+	return secured{}, false
+}
+
+// credentialsOf is NacosAuthManager.resolveToken's input.
+func credentialsOf(c *fiber.Ctx, p Params) auth.Credentials {
+	cr := auth.Credentials{Source: c.Context().RemoteIP().String()}
+	if h := string(c.Request().Header.Peek(fiber.HeaderAuthorization)); !compat.JavaIsBlank(h) && strings.HasPrefix(h, "Bearer ") {
+		cr.Bearer = h[len("Bearer "):]
+	}
+	if v, ok := p.Raw("accessToken"); ok && !compat.JavaIsBlank(v) {
+		cr.AccessToken = v
+	}
+	cr.Username, _ = p.Raw("username")
+	cr.Password, _ = p.Raw("password")
+	return cr
+}
+
+// deny answers as AuthFilter's response.sendError does: Spring's /error
+// JSON with the status and message (403 for AccessException, 500
+// "Server failed,..." for a parser exception); 429 with Retry-After while
+// locked out.
+func deny(c *fiber.Ctx, err error) error {
+	var le *auth.LockedError
+	if errors.As(err, &le) {
+		c.Set(fiber.HeaderRetryAfter, strconv.FormatInt(int64(le.RetryAfter.Seconds()+0.999), 10))
+	}
+	var ce *compat.Error
+	if errors.As(err, &ce) {
+		return SendSpringError(c, ce.Status, ce.Body)
+	}
+	return SendSpringError(c, fiber.StatusForbidden, err.Error())
+}
+
+type check struct{ resource, action string }
+
+func reads(rs ...string) []check {
+	out := make([]check, len(rs))
+	for i, r := range rs {
+		out[i] = check{r, auth.ActionRead}
+	}
+	return out
+}
+
+// idList reads a comma-separated id list leniently (the handler reports
+// malformed lists); at most 10 000 ids are looked at.
+func idList(p Params, name string) []int64 {
+	v, ok := p.Raw(name)
+	if !ok {
+		return nil
+	}
+	var ids []int64
+	for _, f := range strings.Split(v, ",") {
+		if n, err := strconv.ParseInt(strings.TrimSpace(f), 10, 64); err == nil {
+			ids = append(ids, n)
+		}
+		if len(ids) >= 10_000 {
+			break
+		}
+	}
+	return ids
+}
+
+func infoChecks(objs ConfigObjects, ids []int64, action string) []check {
+	var out []check
+	for _, id := range ids {
+		if in := objs.InfoByID(id); in != nil {
+			out = append(out, check{configObject(in.Tenant, in.Group, in.DataID), action})
+		}
+	}
+	return out
+}
+
+// configReadExtra: export by ids reads exactly those configs, whatever
+// tenant the request names.
+func configReadExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, error) {
+	if param(p, "export", "true") || param(p, "exportV2", "true") {
+		return infoChecks(objs, idList(p, "ids"), auth.ActionRead), nil
+	}
+	return nil, nil
+}
+
+// configWriteExtra: import writes into the namespace parameter (Java
+// checks the absent tenant, i.e. public); clone reads its source configs by
+// id and writes them into tenant.
+func configWriteExtra(c *fiber.Ctx, p Params, objs ConfigObjects) ([]check, error) {
+	switch {
+	case param(p, "import", "true"):
+		v, ok := p.Raw("namespace")
+		return []check{{processNamespace(v, ok) + ":*:config/*", auth.ActionWrite}}, nil
+	case param(p, "clone", "true"):
+		var items []struct {
+			CfgID  json.Number `json:"cfgId"`
+			DataID *string     `json:"dataId"`
+			Group  *string     `json:"group"`
+		}
+		if json.Unmarshal(c.Body(), &items) != nil {
+			return nil, nil // the handler answers the malformed body
+		}
+		tenant, ok := p.Raw("tenant")
+		ns := processNamespace(tenant, ok)
+		var out []check
+		for _, it := range items {
+			id, err := it.CfgID.Int64()
+			if err != nil {
+				continue
+			}
+			in := objs.InfoByID(id)
+			if in == nil {
+				continue
+			}
+			out = append(out, check{configObject(in.Tenant, in.Group, in.DataID), auth.ActionRead})
+			dataID, group := in.DataID, in.Group
+			if it.DataID != nil && !compat.JavaIsBlank(*it.DataID) {
+				dataID = *it.DataID
+			}
+			if it.Group != nil && !compat.JavaIsBlank(*it.Group) {
+				group = *it.Group
+			}
+			out = append(out, check{configObject(ns, group, dataID), auth.ActionWrite})
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// configDeleteExtra: delete by ids deletes exactly those configs.
+func configDeleteExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, error) {
+	if param(p, "delType", "ids") {
+		return infoChecks(objs, idList(p, "ids"), auth.ActionWrite), nil
+	}
+	return nil, nil
+}
+
+// listenerExtra: every listened key must be readable (Java checks only
+// ns:*:config/* of the absent tenant parameter).
+func listenerExtra(_ *fiber.Ctx, p Params, _ ConfigObjects) ([]check, error) {
+	v, ok := p.Raw("Listening-Configs")
+	if !ok {
+		return nil, nil
+	}
+	entries, err := compat.ParseListeningConfigs(v)
+	if err != nil {
+		return nil, nil // the handler answers it
+	}
+	out := make([]check, 0, len(entries))
+	for _, e := range entries {
+		out = append(out, check{configObject(e.Tenant, e.Group, e.DataID), auth.ActionRead})
+	}
+	return out, nil
+}
+
+// historyExtra: a history row by nid is read from the namespace it
+// belongs to, not the one the request names.
+func historyExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, error) {
+	if param(p, "search", "accurate") {
+		return nil, nil
+	}
+	ids := idList(p, "nid")
+	if len(ids) != 1 {
+		return nil, nil
+	}
+	if h := objs.HistoryByNid(ids[0]); h != nil {
+		return reads(configObject(h.Tenant, h.Group, h.DataID)), nil
+	}
+	return nil, nil
+}
+
+func historyPreviousExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, error) {
+	ids := idList(p, "id")
+	if len(ids) != 1 {
+		return nil, nil
+	}
+	if h := objs.HistoryPrevious(ids[0]); h != nil {
+		return reads(configObject(h.Tenant, h.Group, h.DataID)), nil
+	}
+	return nil, nil
+}
