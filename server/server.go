@@ -25,6 +25,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/internal/clock"
+	"github.com/nacosd/nacosd/internal/connlimit"
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/config"
@@ -70,8 +71,14 @@ type Config struct {
 	JavaPushTiming bool
 	// FastRaft shortens raft timings (tests).
 	FastRaft bool
-	Clock              clock.Clock
-	Logger             *slog.Logger
+	// HeaderTimeout closes a connection whose request has not fully
+	// arrived within it (default 20 s, Tomcat's connectionTimeout).
+	HeaderTimeout time.Duration
+	// MaxConns caps client connections (default: the descriptor limit
+	// minus a reserve); the last 5% serve only health and node calls.
+	MaxConns int
+	Clock    clock.Clock
+	Logger   *slog.Logger
 
 	// The fields below come from the Java-style configuration (package
 	// server/settings: conf/application.properties, -D flags, Spring's
@@ -317,15 +324,22 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("server: start config: %w", err)
 	}
 
+	headerTimeout := s.cfg.HeaderTimeout
+	if headerTimeout <= 0 {
+		headerTimeout = DefaultHeaderTimeout
+	}
+	hardConns, softConns := connLimits(s.cfg.MaxConns)
+	cln := connlimit.Wrap(ln, headerTimeout)
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
 		ErrorHandler:          httpapi.ErrorHandler(s.log),
 		BodyLimit:             32 << 20,
 		ReadBufferSize:        32 << 10,
-		ReduceMemoryUsage:     true, // held long polls must not keep their 32 KiB read buffers
-		ReadTimeout:           0,
-		IdleTimeout:           90 * time.Second,
+		ReduceMemoryUsage:     true,          // held long polls must not keep their 32 KiB read buffers
+		ReadTimeout:           headerTimeout, // from a request's first byte; held long polls are past it
+		Concurrency:           hardConns,     // beyond: fasthttp's 503 and close
+		IdleTimeout:           headerTimeout, // Tomcat keepAliveTimeout = connectionTimeout; also bounds a silent new connection
 	})
 	// A handler bug must cost one request, not the process: the panic is
 	// logged with its stack and answered 500 through the error handler.
@@ -339,6 +353,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
 		return fmt.Errorf("server: start auth: %w", err)
 	}
+	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
+		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
+	}))
 	// the @Secured table, before every route (server/httpapi/secured.go)
 	s.app.Use(httpapi.Secured(s.auth, s.cfg.ContextPath, s.config))
 	root := s.app.Group(s.cfg.ContextPath)
@@ -349,6 +366,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Status: s.status, SysLoad: sysLoad})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
+	s.ln = cln // counted, first-byte deadline (server/limits.go)
 	s.serve(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
 		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled)

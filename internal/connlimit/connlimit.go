@@ -7,16 +7,24 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Listener wraps a net.Listener and counts its open connections.
 type Listener struct {
 	net.Listener
 	open atomic.Int64
+	// firstByte, when set, is the read deadline of a new connection: the
+	// HTTP server sets its own once the first byte arrived, so a
+	// connection that never sends anything is closed after it.
+	firstByte time.Duration
 }
 
-// Wrap returns a counting listener.
-func Wrap(l net.Listener) *Listener { return &Listener{Listener: l} }
+// Wrap returns a counting listener; firstByte (0: none) bounds the wait for
+// a new connection's first byte.
+func Wrap(l net.Listener, firstByte time.Duration) *Listener {
+	return &Listener{Listener: l, firstByte: firstByte}
+}
 
 // Accept accepts and counts a connection until it is closed.
 func (l *Listener) Accept() (net.Conn, error) {
@@ -25,6 +33,9 @@ func (l *Listener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	l.open.Add(1)
+	if l.firstByte > 0 {
+		_ = c.SetReadDeadline(time.Now().Add(l.firstByte))
+	}
 	return &conn{Conn: c, l: l}, nil
 }
 

@@ -11,7 +11,7 @@ func TestCounts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := Wrap(ln)
+	l := Wrap(ln, 0)
 	defer l.Close()
 	got := make(chan net.Conn, 2)
 	go func() {

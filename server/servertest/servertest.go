@@ -85,7 +85,7 @@ func (n *Node) Do(method, path string, query, form url.Values, header map[string
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}
-	c := &http.Client{Timeout: 10 * time.Second}
+	c := &http.Client{Timeout: 30 * time.Second} // bcrypt logins are slow under -race on a loaded machine
 	resp, err := c.Do(req)
 	if err != nil {
 		n.t.Fatal(err)

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/internal/connlimit"
+	"github.com/nacosd/nacosd/server/httpapi"
+)
+
+// DefaultHeaderTimeout is Tomcat's connectionTimeout: a connection whose
+// request (head and body) has not arrived within it is closed. It runs from
+// the first byte of a request (IdleTimeout covers the wait before it), so
+// long polls held after their request was read are not affected.
+const DefaultHeaderTimeout = 20 * time.Second
+
+// fdReserve is kept free of client connections for the raft transport,
+// data files, the push socket and outgoing node-to-node calls.
+const fdReserve = 512
+
+// connLimits returns the most connections the HTTP listener serves (hard:
+// beyond it fasthttp answers 503 and closes) and the level from which only
+// reserved requests (health checks, node-to-node calls) are served (soft).
+func connLimits(maxConns int) (hard, soft int) {
+	hard = maxConns
+	if hard <= 0 {
+		var rl syscall.Rlimit
+		if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 2*fdReserve {
+			hard = int(rl.Cur) - fdReserve
+		} else {
+			hard = 1024
+		}
+	}
+	soft = hard - max(16, hard/20)
+	return hard, max(1, soft)
+}
+
+// shedLoad answers 503 (Spring's /error JSON, "Connection: close") to
+// ordinary requests while more than soft connections are open, keeping the
+// remaining slots for health checks and calls carrying the server identity.
+func shedLoad(ln *connlimit.Listener, soft int, contextPath string, isNode func(c *fiber.Ctx) bool) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if ln.Open() <= int64(soft) || reserved(c.Path(), contextPath) || isNode(c) {
+			return c.Next()
+		}
+		c.Set(fiber.HeaderConnection, "close")
+		c.Context().SetConnectionClose()
+		return httpapi.SendSpringError(c, fiber.StatusServiceUnavailable, "server is overloaded, please try again later")
+	}
+}
+
+// reserved paths: liveness/readiness and the health endpoints of each module.
+func reserved(path, contextPath string) bool {
+	p := strings.TrimPrefix(path, contextPath)
+	return strings.HasPrefix(p, "/v1/console/health/") || p == "/v1/cs/health" || p == "/v1/core/cluster/health" ||
+		p == "/v1/ns/health/server" || p == "/v1/ns/operator/metrics" || strings.HasPrefix(p, "/actuator/health")
+}
