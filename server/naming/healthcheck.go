@@ -63,7 +63,7 @@ func newHealthChecker(r *Registry) *healthChecker {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		Transport:     &http.Transport{DisableKeepAlives: true, Proxy: nil, DialContext: (&net.Dialer{Timeout: h.timeout}).DialContext},
 	}
-	r.tasks.every(h.tick, h.tick, h.round)
+	r.tasks.Every(h.tick, h.tick, h.round)
 	return h
 }
 
@@ -153,7 +153,7 @@ func (h *healthChecker) runCluster(key string, targets []probeTarget) {
 	defer h.wg.Done()
 	var wg sync.WaitGroup
 	for _, t := range targets {
-		if h.r.tasks.stopped() {
+		if h.r.tasks.Stopped() {
 			break
 		}
 		h.sem <- struct{}{}

@@ -15,4 +15,4 @@ func asCompat(err error) *compat.Error {
 }
 
 // timerHandles is how many timer handles the registry holds.
-func (r *Registry) timerHandles() int { return r.tasks.handles() }
+func (r *Registry) timerHandles() int { return r.tasks.Handles() }

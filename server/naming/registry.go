@@ -134,7 +134,7 @@ type Registry struct {
 	switches atomic.Pointer[Switches] // live domain (GET /operator/switches, naming logic)
 	stored   atomic.Pointer[Switches] // last CP-stored domain; nil before the first write
 	cancel   func()
-	tasks    *schedules
+	tasks    *clock.Schedules
 	checker  *healthChecker
 	stats    stats // metrics counters (stats.go)
 }
@@ -163,14 +163,14 @@ func New(cfg Config) (*Registry, error) {
 	}
 	cfg = cfg.withDefaults()
 	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}, rules: newRules(),
-		tasks: newSchedules(cfg.Clock)}
+		tasks: clock.NewSchedules(cfg.Clock)}
 	sw := DefaultSwitches()
 	r.switches.Store(&sw)
 	r.cancel = cfg.Store.Watch(r.onEvent)
 	r.rebuild()
-	r.tasks.every(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
+	r.tasks.Every(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
 	if !cfg.DisableEmptyServiceClean {
-		r.tasks.every(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
+		r.tasks.Every(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
 	}
 	if !cfg.DisableHealthCheck {
 		r.checker = newHealthChecker(r)
@@ -182,7 +182,7 @@ func New(cfg Config) (*Registry, error) {
 // already running (sweep, clean, health-check round and its probes) ended.
 func (r *Registry) Close() error {
 	r.cancel()
-	r.tasks.close()
+	r.tasks.Close()
 	if r.checker != nil {
 		r.checker.close()
 	}
