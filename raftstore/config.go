@@ -27,6 +27,13 @@ type Config struct {
 	// when the directory holds no raft state yet. Standalone nacosd sets
 	// it; a node that will be added to an existing cluster does not.
 	Bootstrap bool
+	// Peers, with Bootstrap, is the initial voter set of a multi-node
+	// cluster (this node included). Every member bootstraps with the same
+	// list, so their first log entries agree (hashicorp/raft's "bootstrap
+	// every server with an identical configuration"); later changes go
+	// through AddVoter and RemoveServer on the leader. Empty: this node
+	// alone.
+	Peers []Peer
 	// Standalone pins the cluster to this one node: when the stored
 	// configuration is not exactly this node (NodeID and address) as the
 	// only voter, for example after the host's IP or port changed, Open
@@ -61,6 +68,12 @@ type Config struct {
 
 	// Logger receives the store's and raft's logs; nil discards them.
 	Logger *slog.Logger
+}
+
+// Peer is a raft server: its ID (the member address, ip:port) and raft
+// address (ip:raftPort).
+type Peer struct {
+	ID, Addr string
 }
 
 // DefaultConfig returns the production defaults. Dir and NodeID must still
@@ -130,6 +143,26 @@ func (c Config) Validate() error {
 	} {
 		if d.v < 0 {
 			return fmt.Errorf("raftstore: config: %s %v must not be negative", d.name, d.v)
+		}
+	}
+	if len(c.Peers) > 0 {
+		self := false
+		seen := map[string]bool{}
+		for _, p := range c.Peers {
+			if p.ID == "" || p.Addr == "" {
+				return fmt.Errorf("raftstore: config: Peers entry %+v needs an ID and an address", p)
+			}
+			if seen[p.ID] {
+				return fmt.Errorf("raftstore: config: Peers lists %s twice", p.ID)
+			}
+			seen[p.ID] = true
+			self = self || p.ID == c.NodeID
+		}
+		if !self {
+			return fmt.Errorf("raftstore: config: Peers does not include this node %s", c.NodeID)
+		}
+		if c.Standalone {
+			return fmt.Errorf("raftstore: config: Peers and Standalone exclude each other")
 		}
 	}
 	if c.SnapshotRetain < 0 {

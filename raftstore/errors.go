@@ -12,7 +12,8 @@ import (
 var (
 	// ErrNotLeader is returned by writes (Apply, AddVoter, RemoveServer)
 	// on a node that is not the raft leader. Nothing was written; the
-	// caller may forward the request to LeaderAddr.
+	// caller may forward the request to the leader, which the returned
+	// *NotLeaderError names when one is known (use errors.As).
 	ErrNotLeader = errors.New("raftstore: not the leader")
 
 	// ErrCondFailed is returned by Apply when a Cond of the batch did not
@@ -60,3 +61,24 @@ func (e *CondError) Error() string {
 
 // Unwrap returns ErrCondFailed.
 func (e *CondError) Unwrap() error { return ErrCondFailed }
+
+// NotLeaderError is the error of a write on a follower. It wraps
+// ErrNotLeader and names the leader this node knows of, if any, so the
+// caller can forward the write (rqlite's proxy pattern).
+type NotLeaderError struct {
+	// LeaderID and LeaderAddr are the leader's server ID and raft address;
+	// both are empty when no leader is known (an election is under way, or
+	// this node is cut off from a quorum).
+	LeaderID, LeaderAddr string
+}
+
+// Error implements error.
+func (e *NotLeaderError) Error() string {
+	if e.LeaderID == "" {
+		return "raftstore: not the leader; no leader known"
+	}
+	return "raftstore: not the leader; the leader is " + e.LeaderID + " at " + e.LeaderAddr
+}
+
+// Unwrap returns ErrNotLeader.
+func (e *NotLeaderError) Unwrap() error { return ErrNotLeader }

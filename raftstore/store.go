@@ -128,10 +128,16 @@ func (s *Store) open() error {
 			conf := raft.Configuration{Servers: []raft.Server{{
 				Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
 			}}}
+			if len(cfg.Peers) > 0 {
+				conf.Servers = conf.Servers[:0]
+				for _, p := range cfg.Peers {
+					conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
+				}
+			}
 			if err := raft.BootstrapCluster(rc, bs, bs, snaps, trans, conf); err != nil {
 				return fmt.Errorf("raftstore: bootstrap %s: %w", cfg.Dir, err)
 			}
-			s.log.Info("raftstore: bootstrapped one-node cluster", "id", cfg.NodeID, "addr", trans.LocalAddr())
+			s.log.Info("raftstore: bootstrapped cluster", "id", cfg.NodeID, "addr", trans.LocalAddr(), "voters", len(conf.Servers))
 		}
 	}
 
@@ -354,7 +360,8 @@ func (s *Store) waitFuture(ctx context.Context, f raft.Future) error {
 func (s *Store) mapErr(op string, err error) error {
 	switch {
 	case errors.Is(err, raft.ErrNotLeader):
-		return ErrNotLeader
+		addr, id := s.raft.LeaderWithID()
+		return &NotLeaderError{LeaderID: string(id), LeaderAddr: string(addr)}
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return ErrClosed
 	case errors.Is(err, raft.ErrEnqueueTimeout):

@@ -1,0 +1,218 @@
+package cluster
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/nacosd/nacosd/compat"
+)
+
+// reportOnce is MemberInfoReportTask: send self to the next other member
+// (round robin over the sorted list) and mark it by the result.
+func (m *Manager) reportOnce() {
+	others := m.Others()
+	if len(others) == 0 {
+		return
+	}
+	m.mu.Lock()
+	m.cursor = (m.cursor + 1) % len(others)
+	target := others[m.cursor]
+	body := m.selfLocked().JSON()
+	m.mu.Unlock()
+
+	resp, err := m.cfg.Peers.Do(m.ctx, Request{Method: http.MethodPost, Addr: target, Path: "/v1/core/cluster/report",
+		Header: http.Header{"Content-Type": {"application/json;charset=UTF-8"}, "Nacos-Server": {m.cfg.Version}}, Body: body})
+	if m.ctx.Err() != nil {
+		return
+	}
+	switch {
+	case err != nil:
+		m.log.Debug("cluster: report failed", "target", target, "err", err)
+		m.onFail(target, refused(err))
+	case resp.Status == http.StatusNotFound || resp.Status == http.StatusNotImplemented:
+		m.log.Warn("cluster: member version is too low; it is recommended to upgrade it", "target", target, "version", m.cfg.Version)
+	case resp.Status == http.StatusOK && restResultOK(resp.Body):
+		m.onSuccess(target)
+	default:
+		m.log.Warn("cluster: report rejected", "target", target, "status", resp.Status, "body", truncate(resp.Body, 200))
+		m.onFail(target, false)
+	}
+}
+
+// refused reports whether err is a refused connection (Java: the message
+// contains "Connection refused"), which makes the member DOWN at once.
+func refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(strings.ToLower(err.Error()), "connection refused")
+}
+
+func restResultOK(body []byte) bool {
+	var r struct {
+		Code int `json:"code"`
+	}
+	return json.Unmarshal(body, &r) == nil && (r.Code == 200 || r.Code == 0)
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// onSuccess is MemberUtil.onSuccess.
+func (m *Manager) onSuccess(addr string) {
+	m.mu.Lock()
+	mem, ok := m.members[addr]
+	if !ok || mem == m.self {
+		m.mu.Unlock()
+		return
+	}
+	old := mem.state
+	m.upSet[addr] = true
+	mem.state, mem.failCnt = compat.MemberUp, 0
+	m.mu.Unlock()
+	if old != compat.MemberUp {
+		m.log.Info("cluster: member state", "member", addr, "state", compat.MemberUp, "was", old)
+		m.notify()
+	}
+}
+
+// onFail is MemberUtil.onFail: SUSPICIOUS, then DOWN past the failure
+// limit or at once when the connection was refused.
+func (m *Manager) onFail(addr string, connRefused bool) {
+	m.mu.Lock()
+	mem, ok := m.members[addr]
+	if !ok || mem == m.self {
+		m.mu.Unlock()
+		return
+	}
+	old := mem.state
+	delete(m.upSet, addr)
+	mem.state = compat.MemberSuspicious
+	mem.failCnt++
+	if mem.failCnt > m.cfg.MaxFailAccess || connRefused {
+		mem.state = compat.MemberDown
+	}
+	state := mem.state
+	m.mu.Unlock()
+	if old != state {
+		m.log.Info("cluster: member state", "member", addr, "state", state, "was", old)
+		m.notify()
+	}
+}
+
+// Update is ServerMemberManager.update for a report received from a
+// member (the handler has forced its state UP): the stored member takes
+// the reported ip, port, state and extendInfo, plus lastRefreshTime. It
+// reports whether the address is a member.
+func (m *Manager) Update(r compat.ReportedMember) bool {
+	addr := r.EffectiveAddress()
+	m.mu.Lock()
+	mem, ok := m.members[addr]
+	if !ok || mem == m.self {
+		m.mu.Unlock()
+		return ok
+	}
+	if r.State == compat.MemberDown {
+		delete(m.upSet, addr)
+	}
+	ext := make(map[string]any, len(r.ExtendInfo)+1)
+	for k, v := range r.ExtendInfo {
+		ext[k] = v
+	}
+	changed := basicInfoChanged(mem, r, ext)
+	ext["lastRefreshTime"] = m.cfg.Clock.Now().UnixMilli()
+	mem.ip, mem.port, mem.ext = r.IP, r.Port, ext
+	if r.State != "" {
+		mem.state = r.State
+	}
+	m.mu.Unlock()
+	if changed {
+		m.notify()
+	}
+	return true
+}
+
+// basicMetaKeys are MemberMetaDataConstants.BASIC_META_KEYS.
+var basicMetaKeys = []string{"site", "adWeight", "raftPort", "weight", "version"}
+
+// basicInfoChanged is MemberUtil.isBasicInfoChanged(new, old).
+func basicInfoChanged(old *member, r compat.ReportedMember, ext map[string]any) bool {
+	if old.ip != r.IP || old.port != r.Port || old.address() != r.EffectiveAddress() || (r.State != "" && old.state != r.State) {
+		return true
+	}
+	for _, k := range basicMetaKeys {
+		a, aok := old.ext[k]
+		b, bok := ext[k]
+		if aok != bok || stringOf(a) != stringOf(b) {
+			return true
+		}
+	}
+	return false
+}
+
+func stringOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "<nil>"
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// Leave removes members (POST /v1/core/cluster/server/leave): the list
+// changes at once; a cluster.conf given by file is rewritten as Java does
+// (a comment with the time, then every remaining member).
+func (m *Manager) Leave(addrs []string) error {
+	gone := map[string]bool{}
+	for _, a := range addrs {
+		if p, err := compat.ParseMemberAddress(a); err == nil {
+			gone[p] = true
+		}
+	}
+	var keep []string
+	for _, a := range m.Addresses() {
+		if !gone[a] {
+			keep = append(keep, a)
+		}
+	}
+	if len(keep) == 0 {
+		return nil
+	}
+	m.mu.RLock()
+	sig := m.confSig
+	m.mu.RUnlock()
+	if len(m.cfg.Fixed) == 0 && m.cfg.ConfPath != "" {
+		if _, err := os.Stat(m.cfg.ConfPath); err == nil {
+			text := "#" + m.cfg.Clock.Now().Format("2006-01-02T15:04:05.000") + "\n" + strings.Join(keep, "\n") + "\n"
+			if err := writeFileAtomic(m.cfg.ConfPath, []byte(text)); err != nil {
+				return err
+			}
+			sig = text
+		}
+	}
+	m.apply(keep, sig)
+	return nil
+}
+
+// writeFileAtomic writes a file through a temporary file and a rename.
+func writeFileAtomic(path string, b []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		return err
+	}
+	f, err := os.Open(tmp)
+	if err == nil {
+		_ = f.Sync()
+		f.Close()
+	}
+	return os.Rename(tmp, path)
+}
