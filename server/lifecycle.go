@@ -108,6 +108,7 @@ func (s *Server) closeComponents() []error {
 		// the listener is what failed
 		_ = s.ln.Close()
 	}
+	s.closeCluster() // Distro reads the registry
 	if s.registry != nil {
 		if err := s.registry.Close(); err != nil {
 			errs = append(errs, err)

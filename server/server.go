@@ -24,10 +24,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/distro"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/internal/connlimit"
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/auth"
+	"github.com/nacosd/nacosd/server/cluster"
 	"github.com/nacosd/nacosd/server/config"
 	"github.com/nacosd/nacosd/server/console"
 	"github.com/nacosd/nacosd/server/console/live"
@@ -52,7 +54,8 @@ type Config struct {
 	ContextPath string
 	// DataDir holds the raft log, snapshots and stable store.
 	DataDir string
-	// Standalone runs a one-node cluster (the only mode of this release).
+	// Standalone runs a one-node cluster; otherwise the members come from
+	// NacosServers, ClusterConf or MemberList.
 	Standalone bool
 	// RaftAddr is the raft TCP bind address (default 127.0.0.1:<port-1000>).
 	RaftAddr string
@@ -71,6 +74,9 @@ type Config struct {
 	JavaPushTiming bool
 	// FastRaft shortens raft timings (tests).
 	FastRaft bool
+	// ClusterTimings shortens the cluster protocols' periods (tests); zero
+	// fields mean the defaults.
+	ClusterTimings ClusterTimings
 	// HeaderTimeout closes a connection whose request has not fully
 	// arrived within it (default 20 s, Tomcat's connectionTimeout).
 	HeaderTimeout time.Duration
@@ -108,6 +114,18 @@ type Config struct {
 	// SnowflakeWorkerID is nacos.core.snowflake.worker-id; nil derives it
 	// from the advertised IP as Java does.
 	SnowflakeWorkerID *int64
+}
+
+// ClusterTimings are the periods of the node-to-node protocols.
+type ClusterTimings struct {
+	// ReportDelay and ReportInterval: member reports (5 s, then every 2 s).
+	ReportDelay, ReportInterval time.Duration
+	// SyncDelay: Distro's coalescing window of a changed list (100 ms).
+	SyncDelay time.Duration
+	// VerifyInterval: Distro checksum and service status rounds (5 s).
+	VerifyInterval time.Duration
+	// LoadWait: how long a starting node waits for a peer's data (10 s).
+	LoadWait time.Duration
 }
 
 // Settings converts the properties for the auth service, which refuses
@@ -161,8 +179,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("server: port must be 0..65535, got %d", c.Port)
 	case c.DataDir == "":
 		return errors.New("server: data dir is empty")
-	case !c.Standalone:
-		return errors.New("server: cluster mode is not supported yet; run with standalone mode")
 	case c.ContextPath != "" && !strings.HasPrefix(c.ContextPath, "/"):
 		return fmt.Errorf("server: context path must start with '/', got %q", c.ContextPath)
 	case c.Logger == nil || c.Clock == nil:
@@ -186,8 +202,12 @@ type Server struct {
 	auth     *auth.Service
 	app      *fiber.App
 	ln       net.Listener
-	self     compat.Member
 	started  time.Time
+
+	members      *cluster.Manager // self only in standalone mode
+	peers        *cluster.Peers   // node-to-node HTTP
+	distro       *distro.Distro   // AP protocol (the replicator in cluster mode)
+	clusterTasks *clock.Schedules
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
 }
@@ -230,23 +250,31 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if ip == "" {
 		ip = selfIP()
 	}
-	s.self = compat.Member{IP: ip, Port: port, State: "UP", ExtendInfo: map[string]any{
-		"adWeight": "0", "raftPort": strconv.Itoa(port - 1000), "site": "unknow", "version": Version, "weight": "1"}}
 
 	raftAddr := s.cfg.RaftAddr
 	if raftAddr == "" {
-		if s.cfg.Port == 0 {
+		switch {
+		case s.cfg.Port == 0:
 			raftAddr = "127.0.0.1:0"
-		} else {
+		case s.cfg.Standalone:
 			raftAddr = "127.0.0.1:" + strconv.Itoa(port-1000)
+		default: // peers dial the member's ip at port − 1000, as Java's JRaft
+			raftAddr = net.JoinHostPort(ip, strconv.Itoa(port-1000))
 		}
+	}
+	if err := s.openCluster(ip, port, raftAddr); err != nil {
+		return fmt.Errorf("server: cluster: %w", err)
 	}
 	rc := raftstore.DefaultConfig()
 	rc.Dir = filepath.Join(s.cfg.DataDir, "raft")
-	rc.NodeID = s.self.Address()
+	rc.NodeID = s.members.SelfAddress()
 	rc.BindAddr = raftAddr
 	rc.Bootstrap = true
 	rc.Standalone = s.cfg.Standalone
+	if !s.cfg.Standalone {
+		rc.Peers = s.raftPeers(raftAddr)
+		rc.OpenTimeout = 5 * time.Second // without a quorum yet the node still starts (AP data, reads)
+	}
 	rc.Logger = s.log.With("component", "raft")
 	if s.cfg.Standalone {
 		// a lone voter has no peer to lose touch with: elect itself quickly
@@ -295,6 +323,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	nc := s.cfg.Naming
 	s.hub = live.NewHub()
 	nc.Store, nc.Pusher = s.store, s.hub.Tee(s.push)
+	ds := &distroStore{}
+	if err := s.buildDistro(ds); err != nil {
+		return err
+	}
+	if !s.cfg.Standalone {
+		nc.Replicator = s.distro
+	}
 	if nc.Clock == nil {
 		nc.Clock = s.cfg.Clock
 	}
@@ -306,6 +341,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return fmt.Errorf("server: start naming: %w", err)
 	}
 	s.registry = reg
+	ds.reg = reg
 	regp.Store(reg)
 
 	cc := config.DefaultConfig()
@@ -358,16 +394,21 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}))
 	// the @Secured table, before every route (server/httpapi/secured.go)
 	s.app.Use(httpapi.Secured(s.auth, s.cfg.ContextPath, s.config))
+	// CP writes on a follower go to the raft leader
+	s.app.Use(httpapi.ForwardToLeader(httpapi.ForwardDeps{Self: s.members.SelfAddress(), Store: s.store,
+		Forward: s.forwardToLeader, Logger: s.log.With("component", "forward")}))
 	root := s.app.Group(s.cfg.ContextPath)
-	httpapi.MountCore(root, s)
+	httpapi.MountCore(root, s, s)
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
 	httpapi.MountAuth(root, s.auth)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
-		Status: s.status, SysLoad: sysLoad})
+		Status: s.status, SysLoad: sysLoad, Distro: httpapi.DistroDeps{Distro: s.distro, Standalone: s.cfg.Standalone,
+			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
 	s.ln = cln // counted, first-byte deadline (server/limits.go)
 	s.serve(ctx)
+	s.startClusterLoops(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
 		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled)
 	return nil
@@ -412,10 +453,10 @@ func (s *Server) raftStatus() console.RaftStatus {
 }
 
 // Self is this node's member (httpapi.Cluster).
-func (s *Server) Self() compat.Member { return s.self }
+func (s *Server) Self() compat.Member { return s.members.Self() }
 
-// Members lists the cluster: only self in standalone mode.
-func (s *Server) Members() []compat.Member { return []compat.Member{s.self} }
+// Members lists the cluster, self included: only self in standalone mode.
+func (s *Server) Members() []compat.Member { return s.members.Members() }
 
 // Standalone reports the mode.
 func (s *Server) Standalone() bool { return s.cfg.Standalone }

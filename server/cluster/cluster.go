@@ -30,6 +30,11 @@ type Config struct {
 	Self string
 	// Version is written into self's extendInfo (1.4.8).
 	Version string
+	// RaftAddr is this node's raft address (ip:port), announced to peers in
+	// the HeaderRaft header of reports and report answers so that nacosd
+	// members find each other's raft transport, and tell Java members
+	// (whose JRaft is not hashicorp/raft) apart.
+	RaftAddr string
 	// Standalone makes the cluster self only: no lookup, no reports.
 	Standalone bool
 	// Fixed is a member list that is not re-read (the nacos/nacos-server
@@ -83,7 +88,23 @@ type member struct {
 	state   string
 	failCnt int
 	ext     map[string]any
+	kind    Kind   // what the member is, once it reported or answered a report
+	raft    string // its raft address, for nacosd members
 }
+
+// Kind is what a member runs.
+type Kind int
+
+// Member kinds.
+const (
+	KindUnknown Kind = iota // not heard from yet
+	KindNacosd              // a nacosd node (announced its raft address)
+	KindJava                // a Java Nacos node (reported without one)
+)
+
+// HeaderRaft carries a nacosd node's raft address on cluster reports and
+// their answers. Java nodes neither send nor answer it.
+const HeaderRaft = "X-Nacosd-Raft"
 
 func (m *member) address() string { return compat.JoinMemberAddress(m.ip, m.port) }
 
@@ -449,6 +470,37 @@ func (m *Manager) State(addr string) string {
 	}
 	return ""
 }
+
+// SetKind records what a member runs (from a report it sent or answered).
+func (m *Manager) SetKind(addr string, k Kind, raftAddr string) {
+	m.mu.Lock()
+	mem, ok := m.members[addr]
+	changed := ok && mem != m.self && (mem.kind != k || mem.raft != raftAddr)
+	if changed {
+		mem.kind, mem.raft = k, raftAddr
+	}
+	m.mu.Unlock()
+	if changed {
+		m.log.Info("cluster: member kind", "member", addr, "nacosd", k == KindNacosd, "raft", raftAddr)
+		m.notify()
+	}
+}
+
+// Kind returns what a member runs and, for nacosd, its raft address.
+func (m *Manager) Kind(addr string) (Kind, string) {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	if mem, ok := m.members[addr]; ok {
+		if mem == m.self {
+			return KindNacosd, m.cfg.RaftAddr
+		}
+		return mem.kind, mem.raft
+	}
+	return KindUnknown, ""
+}
+
+// RaftAddr is this node's announced raft address.
+func (m *Manager) RaftAddr() string { return m.cfg.RaftAddr }
 
 // InIPList reports whether self is in the member list (else /v1/cs/health
 // reports DOWN).

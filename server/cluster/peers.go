@@ -73,6 +73,11 @@ type Request struct {
 	Body   []byte
 	// Timeout overrides PeersConfig.Timeout.
 	Timeout time.Duration
+	// RawURI, when set, replaces Path and Query: the request URI as a
+	// client sent it (context path included), for a request relayed on a
+	// client's behalf; its headers are then sent as given (plus the
+	// identity header), without the server User-Agent.
+	RawURI string
 }
 
 // Response is a member's answer.
@@ -84,6 +89,9 @@ type Response struct {
 
 // URL is the request URL.
 func (p *Peers) URL(r Request) string {
+	if r.RawURI != "" {
+		return "http://" + r.Addr + r.RawURI
+	}
 	u := "http://" + r.Addr + p.cfg.ContextPath + r.Path
 	if len(r.Query) > 0 {
 		u += "?" + r.Query.Encode()
@@ -114,8 +122,12 @@ func (p *Peers) Do(ctx context.Context, r Request) (Response, error) {
 	for k, vs := range r.Header {
 		req.Header[k] = append([]string(nil), vs...)
 	}
-	req.Header.Set("User-Agent", p.ServerAgent())
-	req.Header.Set("Client-Version", p.cfg.Version)
+	if r.RawURI == "" {
+		req.Header.Set("User-Agent", p.ServerAgent())
+		req.Header.Set("Client-Version", p.cfg.Version)
+	} else if req.Header.Get("User-Agent") == "" {
+		req.Header["User-Agent"] = nil // Go's default agent must not stand in for a client that sent none
+	}
 	if p.cfg.Identity != nil {
 		p.cfg.Identity(req.Header)
 	}

@@ -24,8 +24,11 @@ func (m *Manager) reportOnce() {
 	body := m.selfLocked().JSON()
 	m.mu.Unlock()
 
-	resp, err := m.cfg.Peers.Do(m.ctx, Request{Method: http.MethodPost, Addr: target, Path: "/v1/core/cluster/report",
-		Header: http.Header{"Content-Type": {"application/json;charset=UTF-8"}, "Nacos-Server": {m.cfg.Version}}, Body: body})
+	h := http.Header{"Content-Type": {"application/json;charset=UTF-8"}, "Nacos-Server": {m.cfg.Version}}
+	if m.cfg.RaftAddr != "" {
+		h.Set(HeaderRaft, m.cfg.RaftAddr)
+	}
+	resp, err := m.cfg.Peers.Do(m.ctx, Request{Method: http.MethodPost, Addr: target, Path: "/v1/core/cluster/report", Header: h, Body: body})
 	if m.ctx.Err() != nil {
 		return
 	}
@@ -36,6 +39,11 @@ func (m *Manager) reportOnce() {
 	case resp.Status == http.StatusNotFound || resp.Status == http.StatusNotImplemented:
 		m.log.Warn("cluster: member version is too low; it is recommended to upgrade it", "target", target, "version", m.cfg.Version)
 	case resp.Status == http.StatusOK && restResultOK(resp.Body):
+		if raft := resp.Header.Get(HeaderRaft); raft != "" {
+			m.SetKind(target, KindNacosd, raft)
+		} else {
+			m.SetKind(target, KindJava, "")
+		}
 		m.onSuccess(target)
 	default:
 		m.log.Warn("cluster: report rejected", "target", target, "status", resp.Status, "body", truncate(resp.Body, 200))

@@ -1,10 +1,8 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"sort"
@@ -14,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/cluster"
 )
 
 // Cluster is what the core and console endpoints need of cluster
@@ -33,17 +32,32 @@ type Cluster interface {
 	Ready() error
 }
 
+// Membership is what the node-to-node membership endpoints need.
+type Membership interface {
+	// Report stores a member's report (its state becomes UP) and records
+	// whether it is a nacosd node from the raft header; it returns whether
+	// the reporter is a member and this node's raft address to answer with.
+	Report(m compat.ReportedMember, raftHeader string) (known bool, selfRaft string)
+	// Leave removes members (POST /v1/core/cluster/server/leave).
+	Leave(addrs []string) error
+	// UpAddresses is memberAddressInfos (GET /v1/core/cluster/simple/nodes).
+	UpAddresses() []string
+}
+
 // NacosVersion is the version the server reports.
 const NacosVersion = "1.4.8"
 
-type coreHandlers struct{ cl Cluster }
+type coreHandlers struct {
+	cl Cluster
+	mb Membership
+}
 
 // MountCore registers the /v1/core/cluster and /v1/console health and state
 // endpoints on r, the context-path group (console-auth-core-v1.md §4.2, §5).
 // Other methods on these paths answer as Spring does through
 // ConsoleExceptionHandler: 500 "caused: Request method 'X' not supported;".
-func MountCore(r fiber.Router, cl Cluster) {
-	h := &coreHandlers{cl}
+func MountCore(r fiber.Router, cl Cluster, mb Membership) {
+	h := &coreHandlers{cl, mb}
 	routes := []struct {
 		method, path string
 		handler      fiber.Handler
@@ -53,6 +67,8 @@ func MountCore(r fiber.Router, cl Cluster) {
 		{fiber.MethodGet, "/v1/core/cluster/simple/nodes", h.simpleNodes},
 		{fiber.MethodGet, "/v1/core/cluster/health", h.health},
 		{fiber.MethodPost, "/v1/core/cluster/report", h.report},
+		{fiber.MethodPost, "/v1/core/cluster/server/leave", h.leave},
+		{fiber.MethodPost, "/v1/core/cluster/switch/lookup", h.switchLookup},
 		{fiber.MethodGet, "/v1/console/health/liveness", h.liveness},
 		{fiber.MethodGet, "/v1/console/health/readiness", h.readiness},
 		{fiber.MethodGet, "/v1/console/server/state", h.serverState},
@@ -110,15 +126,11 @@ func (h *coreHandlers) nodes(c *fiber.Ctx) error {
 	return SendJSON(c, body)
 }
 
-// simpleNodes lists the addresses of the UP members in the iteration order
+// simpleNodes lists the addresses of the members this node reached (self
+// included; ServerMemberManager.memberAddressInfos) in the iteration order
 // of Nacos' ConcurrentHashSet (a ConcurrentHashMap).
 func (h *coreHandlers) simpleNodes(c *fiber.Ctx) error {
-	var addrs []string
-	for _, m := range h.allMembers() {
-		if m.State == compat.MemberUp {
-			addrs = append(addrs, m.Address())
-		}
-	}
+	addrs := h.mb.UpAddresses()
 	sort.Strings(addrs)
 	addrs = concurrentHashOrder(addrs)
 	return SendJSON(c, compat.RestResultOK(func(w *compat.JSON) { w.StrList(addrs) }))
@@ -148,103 +160,6 @@ func (h *coreHandlers) health(c *fiber.Ctx) error {
 // "Required request body is missing".
 const reportSignature = "public com.alibaba.nacos.common.model.RestResult<java.lang.String> com.alibaba.nacos.core.controller.NacosClusterController.report(com.alibaba.nacos.core.cluster.Member)"
 
-// reportedMember is the part of a reported Member JSON the handler checks.
-type reportedMember struct {
-	ip, address string
-	port        int
-}
-
-var memberStates = map[string]bool{
-	compat.MemberStarting: true, compat.MemberUp: true, compat.MemberSuspicious: true,
-	compat.MemberDown: true, compat.MemberIsolation: true,
-}
-
-// parseReportedMember reads a @RequestBody Member the way Spring's Jackson
-// does: exact property names, unknown ones ignored, port coerced from numbers
-// and numeric strings, state an enum name. ok=false means a JSON null.
-func parseReportedMember(body []byte) (m reportedMember, ok bool, err error) {
-	m.port = -1
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	var raw map[string]json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return m, false, err
-	}
-	if raw == nil {
-		return m, false, nil
-	}
-	str := func(k string) (string, error) {
-		v, present := raw[k]
-		if !present {
-			return "", nil
-		}
-		var x any
-		if err := json.Unmarshal(v, &x); err != nil {
-			return "", err
-		}
-		switch t := x.(type) {
-		case nil:
-			return "", nil
-		case string:
-			return t, nil
-		case float64, bool:
-			return strings.TrimSpace(string(v)), nil
-		}
-		return "", fmt.Errorf("cannot deserialize String from %s", v)
-	}
-	if m.ip, err = str("ip"); err != nil {
-		return m, false, err
-	}
-	if v, present := raw["address"]; present {
-		if string(bytes.TrimSpace(v)) == "null" {
-			m.address = "" // setAddress(null): blank for check()
-		} else if m.address, err = str("address"); err != nil {
-			return m, false, err
-		}
-	}
-	if v, present := raw["port"]; present {
-		p, err := str("port")
-		if err != nil {
-			return m, false, err
-		}
-		switch {
-		case string(bytes.TrimSpace(v)) == "null":
-			m.port = 0
-		case p == "":
-			m.port = 0
-		default:
-			n, perr := strconv.ParseInt(p, 10, 32)
-			if perr != nil {
-				f, ferr := strconv.ParseFloat(p, 64)
-				if ferr != nil || f >= 1<<31 || f < -(1<<31) {
-					return m, false, fmt.Errorf("cannot deserialize value of type `int` from %s", v)
-				}
-				n = int64(f)
-			}
-			m.port = int(n)
-		}
-	}
-	if _, present := raw["state"]; present {
-		s, err := str("state")
-		if err != nil {
-			return m, false, err
-		}
-		if s != "" && !memberStates[s] {
-			return m, false, fmt.Errorf("cannot deserialize value of type `com.alibaba.nacos.core.cluster.NodeState` from String %q: not one of the values accepted for Enum class: [STARTING, UP, SUSPICIOUS, DOWN, ISOLATION]", s)
-		}
-	}
-	if v, present := raw["extendInfo"]; present {
-		var x any
-		if err := json.Unmarshal(v, &x); err != nil {
-			return m, false, err
-		}
-		if _, isMap := x.(map[string]any); !isMap && x != nil {
-			return m, false, fmt.Errorf("cannot deserialize Map from %s", v)
-		}
-	}
-	return m, true, nil
-}
-
 // isJSONContentType reports whether Spring's Jackson converter reads this
 // content type (application/json, application/*+json).
 func isJSONContentType(ct string) bool {
@@ -255,8 +170,9 @@ func isJSONContentType(ct string) bool {
 	return mt == "application/json" || (strings.HasPrefix(mt, "application/") && strings.HasSuffix(mt, "+json"))
 }
 
-// report is POST /v1/core/cluster/report. For now it only answers: "true"
-// for a known member address, "false" otherwise (nothing is updated).
+// report is POST /v1/core/cluster/report (NacosClusterController.report):
+// a known member's report updates this node's view of it ("true"), an
+// unknown address answers "false".
 func (h *coreHandlers) report(c *fiber.Ctx) error {
 	body := c.Body()
 	ct := string(c.Request().Header.ContentType())
@@ -273,7 +189,7 @@ func (h *coreHandlers) report(c *fiber.Ctx) error {
 	if len(body) == 0 {
 		return compat.ServerError("Required request body is missing: " + reportSignature)
 	}
-	m, ok, err := parseReportedMember(body)
+	m, ok, err := compat.ParseReportedMember(body)
 	if err != nil {
 		if errors.Is(err, io.EOF) { // only white space
 			return compat.ServerError("JSON parse error: No content to map due to end-of-input")
@@ -284,18 +200,43 @@ func (h *coreHandlers) report(c *fiber.Ctx) error {
 	if !ok {
 		return compat.ServerError("Required request body is missing: " + reportSignature)
 	}
-	// Member.check(): StringUtils.isNoneBlank(ip, address) && port != -1
-	if strings.TrimSpace(m.ip) == "" || strings.TrimSpace(m.address) == "" || m.port == -1 {
+	if !m.Check() { // Member.check(): ip and address not blank, port not -1
 		return SendJSON(c, compat.RestResultFailed(400, "Node information is illegal"))
 	}
-	known := false
-	for _, mem := range h.allMembers() {
-		if mem.Address() == m.address {
-			known = true
-			break
-		}
+	known, raft := h.mb.Report(m, string(c.Request().Header.Peek(cluster.HeaderRaft)))
+	if raft != "" {
+		c.Set(cluster.HeaderRaft, raft)
 	}
 	return SendJSON(c, compat.RestResultString(strconv.FormatBool(known)))
+}
+
+// leave is POST /v1/core/cluster/server/leave: the JSON array of
+// addresses leaves this node's list (cluster.conf is rewritten). Java then
+// tells every other remaining member (notifyOtherMembers, default true);
+// nacosd asks the operator to post it to each node, as the members read
+// the same cluster.conf change anyway.
+func (h *coreHandlers) leave(c *fiber.Ctx) error {
+	var addrs []string
+	if err := json.Unmarshal(c.Body(), &addrs); err != nil {
+		return compat.ServerError("JSON parse error: " + err.Error())
+	}
+	if err := h.mb.Leave(addrs); err != nil {
+		return SendJSON(c, compat.RestResultFailed(500, err.Error()))
+	}
+	return SendJSON(c, compat.RestResultString("ok"))
+}
+
+// switchLookup is POST /v1/core/cluster/switch/lookup: nacosd reads members
+// from files only (cluster.conf, nacos.member.list, NACOS_SERVERS).
+func (h *coreHandlers) switchLookup(c *fiber.Ctx) error {
+	typ, err := ParamsOf(c).SpringRequired("type")
+	if err != nil {
+		return err
+	}
+	if typ != "file" {
+		return SendJSON(c, compat.RestResultFailed(500, "nacosd reads cluster members from cluster.conf only; lookup type "+typ+" is not supported"))
+	}
+	return SendJSON(c, compat.RestResultOK(nil))
 }
 
 func (h *coreHandlers) liveness(c *fiber.Ctx) error { return SendText(c, "OK") }

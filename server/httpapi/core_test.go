@@ -24,6 +24,24 @@ func (f *fakeCluster) Self() compat.Member      { return f.self }
 func (f *fakeCluster) Members() []compat.Member { return f.members }
 func (f *fakeCluster) Standalone() bool         { return f.standalone }
 func (f *fakeCluster) Ready() error             { return f.ready }
+func (f *fakeCluster) Report(m compat.ReportedMember, _ string) (bool, string) {
+	for _, mem := range f.members {
+		if mem.Address() == m.EffectiveAddress() {
+			return true, ""
+		}
+	}
+	return false, ""
+}
+func (f *fakeCluster) Leave([]string) error { return nil }
+func (f *fakeCluster) UpAddresses() []string {
+	var out []string
+	for _, m := range f.members {
+		if m.State == compat.MemberUp {
+			out = append(out, m.Address())
+		}
+	}
+	return out
+}
 
 func member(ip string, port int, state string) compat.Member {
 	return compat.Member{IP: ip, Port: port, State: state, ExtendInfo: map[string]any{"site": "unknow"}}
@@ -33,7 +51,7 @@ func newCoreApp(t *testing.T, cl Cluster) *fiber.App {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandler(log)})
-	MountCore(app.Group("/nacos"), cl)
+	MountCore(app.Group("/nacos"), cl, cl.(Membership))
 	return app
 }
 

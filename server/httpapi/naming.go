@@ -29,6 +29,10 @@ type NamingDeps struct {
 	Port int
 	// SysLoad returns cpu, load and mem for /operator/metrics.
 	SysLoad func() (cpu, load, mem float32)
+	// Distro serves /v1/ns/distro/*, /service/status and DistroFilter's
+	// proxying of @CanDistro requests; a nil Distro.Distro leaves those
+	// paths to "no such api".
+	Distro DistroDeps
 }
 
 type namingHandlers struct{ NamingDeps }
@@ -38,22 +42,27 @@ type namingHandlers struct{ NamingDeps }
 // DistroFilter does (naming-v1.md §1.2, §1.3).
 func MountNaming(r fiber.Router, d NamingDeps) {
 	h := &namingHandlers{d}
+	dh := &distroHandlers{d.Distro}
+	cd := dh.canDistro // DistroFilter on the @CanDistro handlers
 	ns := r.Group("/v1/ns", h.trafficRevise)
 	for _, base := range []string{"/instance", "/api"} {
-		ns.Post(base, h.register)
-		ns.Delete(base, h.deregister)
-		ns.Put(base, h.update)
-		ns.Patch(base, h.patch)
+		ns.Post(base, cd(h.register))
+		ns.Delete(base, cd(h.deregister))
+		ns.Put(base, cd(h.update))
+		ns.Patch(base, cd(h.patch))
 		ns.Get(base, h.detail)
 		ns.Get(base+"/list", h.list)
-		ns.Put(base+"/beat", h.beat)
+		ns.Put(base+"/beat", cd(h.beat))
 		ns.Get(base+"/statuses", h.statuses)
-		ns.Put(base+"/metadata/batch", h.metadataBatch(false))
-		ns.Delete(base+"/metadata/batch", h.metadataBatch(true))
+		ns.Put(base+"/metadata/batch", cd(h.metadataBatch(false)))
+		ns.Delete(base+"/metadata/batch", cd(h.metadataBatch(true)))
 	}
 	ns.Get("/api/allDomNames", h.allDomNames)
 	ns.Get("/api/srvIPXT", h.srvIPXT)
-	ns.Get("/api/clientBeat", h.clientBeat)
+	ns.Get("/api/clientBeat", cd(h.clientBeat))
+	if d.Distro.Distro != nil {
+		dh.mount(ns)
+	}
 
 	ns.Post("/service", h.createService)
 	ns.Delete("/service", h.deleteService)
@@ -70,8 +79,8 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 	ns.Get("/catalog/rt/service", h.catalogRT)
 
 	ns.Get("/health/server", h.healthServer)
-	ns.Put("/health", h.setHealth)
-	ns.Put("/health/instance", h.setHealth)
+	ns.Put("/health", cd(h.setHealth))
+	ns.Put("/health/instance", cd(h.setHealth))
 	ns.Put("/cluster", h.updateCluster)
 
 	for _, base := range []string{"/operator", "/ops"} {

@@ -99,6 +99,9 @@ func (h *healthChecker) round() {
 	}
 	h.mu.Unlock()
 	for _, ref := range h.r.allServices() {
+		if !h.r.responsible(ref.name) { // probes run on the service's owner only
+			continue
+		}
 		s := ref.svc
 		s.mu.RLock()
 		for cname, c := range s.meta.Clusters {

@@ -47,6 +47,9 @@ const (
 type Config struct {
 	Store  CPStore
 	Pusher Pusher // may be nil (no push)
+	// Replicator is the cluster's AP protocol (Distro); nil in standalone
+	// mode, where this node owns every service.
+	Replicator Replicator
 	Clock  clock.Clock
 	Logger *slog.Logger
 	// DisableExpiry keeps ephemeral instances past their ip delete timeout
@@ -153,6 +156,8 @@ type Service struct {
 	checksum      string
 	dirty         bool
 	finalizeCount int
+	datum         bool // holds a Distro datum (an ephemeral list was written here or received)
+	owned         bool // this node was the service's owner at the last sweep
 }
 
 // New builds the registry from the CP store's current state and starts the
@@ -279,9 +284,11 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
 	}
 	r.addInstance(s.ephemeral, &in, true)
+	s.datum = true
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
 	r.changed(f.NamespaceID, f.ServiceName)
+	r.ephemeralChanged(f.NamespaceID, f.ServiceName)
 	return nil
 }
 
@@ -389,11 +396,13 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	_, found := s.ephemeral[key]
 	delete(s.ephemeral, key)
 	if found {
+		s.datum = true
 		s.touch(r.nowMillis())
 	}
 	s.mu.Unlock()
 	if found {
 		r.changed(f.NamespaceID, f.ServiceName)
+		r.ephemeralChanged(f.NamespaceID, f.ServiceName)
 	}
 	return nil
 }
@@ -626,9 +635,10 @@ func (r *Registry) HasInstance(ns, grouped, cluster, ip string, port int) bool {
 	return r.findInstance(ns, grouped, cluster, ip, port) != nil
 }
 
-// Sweep is ClientBeatCheckTask for every service at time now: ephemeral
-// instances past their heartbeat timeout turn unhealthy, past their delete
-// timeout are removed (§4.2).
+// Sweep is ClientBeatCheckTask for every service this node owns, at time
+// now: ephemeral instances past their heartbeat timeout turn unhealthy,
+// past their delete timeout are removed (§4.2). A service whose owner this
+// node has just become first gets a fresh heartbeat window (acquire).
 func (r *Registry) Sweep(now time.Time) {
 	ms := now.UnixMilli()
 	if !r.Switches().HealthCheckEnabled {
@@ -636,8 +646,20 @@ func (r *Registry) Sweep(now time.Time) {
 	}
 	for _, ref := range r.allServices() {
 		s := ref.svc
-		changed := false
+		owner := r.responsible(ref.name)
 		s.mu.Lock()
+		if !owner {
+			s.owned = false
+			s.mu.Unlock()
+			continue
+		}
+		if !s.owned {
+			s.owned = true
+			if r.cfg.Replicator != nil {
+				s.acquire(ms)
+			}
+		}
+		changed, removed := false, false
 		for key, o := range s.ephemeral {
 			if o.Marked {
 				continue
@@ -649,7 +671,7 @@ func (r *Registry) Sweep(now time.Time) {
 			}
 			if !r.cfg.DisableExpiry && ms-o.LastBeat > o.IPDeleteTimeout() {
 				delete(s.ephemeral, key)
-				changed = true
+				changed, removed = true, true
 				r.log.Info("instance expired", "service", s.meta.Name, "ip", o.IP, "port", o.Port)
 			}
 		}
@@ -659,6 +681,9 @@ func (r *Registry) Sweep(now time.Time) {
 		s.mu.Unlock()
 		if changed {
 			r.changed(ref.ns, ref.name)
+		}
+		if removed {
+			r.ephemeralChanged(ref.ns, ref.name)
 		}
 	}
 }
@@ -687,11 +712,17 @@ func (r *Registry) allServices() []serviceRef {
 	return out
 }
 
-// CleanEmptyServices is EmptyServiceAutoClean: a service found empty at more
-// than three consecutive checks is removed (§2.7).
+// CleanEmptyServices is EmptyServiceAutoClean for the services this node
+// owns: a service found empty at more than three consecutive checks is
+// removed (§2.7). In a cluster the removal is a CP delete of the service,
+// which every member applies (Java's easyRemoveService), so a service that
+// only ever had ephemeral instances leaves every node too.
 func (r *Registry) CleanEmptyServices() {
 	for _, ref := range r.allServices() {
 		s := ref.svc
+		if !r.responsible(ref.name) {
+			continue
+		}
 		s.mu.Lock()
 		empty := len(s.ephemeral) == 0 && len(s.persistent) == 0
 		remove := false
@@ -701,7 +732,7 @@ func (r *Registry) CleanEmptyServices() {
 		} else {
 			s.finalizeCount = 0
 		}
-		persisted := s.persisted
+		persisted := s.persisted || r.cfg.Replicator != nil
 		if remove && !persisted {
 			s.removed = true // decided under the lock that saw it empty: no register can slip in
 		}

@@ -1,0 +1,340 @@
+package compat
+
+import (
+	"bytes"
+	"crypto/md5"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// Distro key prefixes (naming/consistency/KeyBuilder.java, naming-v1.md §2.1).
+const (
+	EphemeralKeyPrefix = "com.alibaba.nacos.naming.iplist.ephemeral."
+	// InstanceListKeyPrefix is the prefix every instance-list key shares
+	// (the Distro resource type of checksum and datum exchanges).
+	InstanceListKeyPrefix = "com.alibaba.nacos.naming.iplist."
+)
+
+// EphemeralKey is KeyBuilder.buildInstanceListKey(ns, service, true).
+func EphemeralKey(namespaceID, groupedService string) string {
+	return EphemeralKeyPrefix + namespaceID + "##" + groupedService
+}
+
+// ParseEphemeralKey splits an ephemeral instance-list key into its
+// namespace (KeyBuilder.getNamespace) and grouped service name
+// (KeyBuilder.getServiceName). ok is false for any other key.
+func ParseEphemeralKey(key string) (namespaceID, groupedService string, ok bool) {
+	rest, found := strings.CutPrefix(key, EphemeralKeyPrefix)
+	if !found {
+		return "", "", false
+	}
+	ns, svc, found := strings.Cut(rest, "##")
+	if !found {
+		return "", "", false
+	}
+	if i := strings.Index(svc, "##"); i >= 0 { // key.split("##")[1]
+		svc = svc[:i]
+	}
+	return ns, svc, true
+}
+
+// DistroInstance is an instance as Distro datums carry it: the JacksonUtils
+// (NON_NULL) JSON of naming/core/Instance (naming-v1.md §2.2).
+type DistroInstance struct {
+	InstanceID  string
+	IP          string
+	Port        int
+	Weight      float64
+	Healthy     bool
+	Enabled     bool
+	Ephemeral   bool
+	ClusterName string
+	ServiceName string
+	// Metadata nil is a null map (a client that re-registered from a beat
+	// without metadata).
+	Metadata map[string]string
+	LastBeat int64
+	Marked   bool
+	App      string // "" is null
+	Tenant   string // "" is null
+}
+
+// JavaString is Instance.toString (datumKey_weight_healthy_marked_cluster),
+// the sort key of Instance.compareTo.
+func (in DistroInstance) JavaString() string {
+	dk := in.IP + ":unknown:" + in.ClusterName
+	if in.Port > 0 {
+		dk = in.IP + ":" + strconv.Itoa(in.Port) + ":unknown:" + in.ClusterName
+	}
+	return dk + "_" + FormatJavaDouble(in.Weight) + "_" + strconv.FormatBool(in.Healthy) + "_" +
+		strconv.FormatBool(in.Marked) + "_" + in.ClusterName
+}
+
+// metaMillis is the preserved-metadata number rule (^\d+$ only).
+func metaMillis(m map[string]string, key string, def int64) int64 {
+	v, ok := m[key]
+	if !ok || v == "" {
+		return def
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < '0' || v[i] > '9' {
+			return def
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return def
+	}
+	return n
+}
+
+// AppendDistroInstance writes the instance JSON in Jackson's property
+// order, getter-only properties last.
+func AppendDistroInstance(w *JSON, in DistroInstance) {
+	w.BeginObject().
+		Key("instanceId").Str(in.InstanceID).
+		Key("ip").Str(in.IP).
+		Key("port").Int(int64(in.Port)).
+		Key("weight").Double(in.Weight).
+		Key("healthy").Bool(in.Healthy).
+		Key("enabled").Bool(in.Enabled).
+		Key("ephemeral").Bool(in.Ephemeral).
+		Key("clusterName").Str(in.ClusterName).
+		Key("serviceName").Str(in.ServiceName)
+	if in.Metadata != nil {
+		w.Key("metadata")
+		AppendStringMap(w, in.Metadata)
+	}
+	w.Key("lastBeat").Int(in.LastBeat).
+		Key("marked").Bool(in.Marked)
+	if in.Tenant != "" {
+		w.Key("tenant").Str(in.Tenant)
+	}
+	if in.App != "" {
+		w.Key("app").Str(in.App)
+	}
+	w.Key("instanceHeartBeatInterval").Int(metaMillis(in.Metadata, "preserved.heart.beat.interval", 5000)).
+		Key("instanceHeartBeatTimeOut").Int(metaMillis(in.Metadata, "preserved.heart.beat.timeout", 15000)).
+		Key("ipDeleteTimeout").Int(metaMillis(in.Metadata, "preserved.ip.delete.timeout", 30000))
+	switch g, ok := in.Metadata["preserved.instance.id.generator"]; {
+	case len(in.Metadata) == 0:
+		w.Key("instanceIdGenerator").Str("simple")
+	case ok:
+		w.Key("instanceIdGenerator").Str(g)
+	}
+	w.EndObject()
+}
+
+// Datum is one Distro datum: an ephemeral instance-list key and its
+// instances. Timestamp is not meaningful (Java stores 1 for every local
+// write and re-wraps received datums the same way).
+type Datum struct {
+	Key       string
+	Instances []DistroInstance
+	Timestamp int64
+}
+
+// AppendDatum writes {"key":…,"value":{"instanceList":[…]},"timestamp":n}.
+func AppendDatum(w *JSON, d Datum) {
+	w.BeginObject().Key("key").Str(d.Key).Key("value").BeginObject().Key("instanceList").BeginArray()
+	for _, in := range d.Instances {
+		AppendDistroInstance(w, in)
+	}
+	w.EndArray().EndObject().Key("timestamp").Int(d.Timestamp).EndObject()
+}
+
+// DatumsJSON writes a Distro payload map {key: Datum, …} (keys sorted).
+func DatumsJSON(datums []Datum) []byte {
+	sort.Slice(datums, func(i, j int) bool { return datums[i].Key < datums[j].Key })
+	w := NewJSON(256 * (len(datums) + 1))
+	w.BeginObject()
+	for _, d := range datums {
+		w.Key(d.Key)
+		AppendDatum(w, d)
+	}
+	w.EndObject()
+	return w.Bytes()
+}
+
+type wireInstance struct {
+	InstanceID  *string         `json:"instanceId"`
+	IP          *string         `json:"ip"`
+	Port        json.Number     `json:"port"`
+	Weight      json.Number     `json:"weight"`
+	Healthy     *bool           `json:"healthy"`
+	Enabled     *bool           `json:"enabled"`
+	Ephemeral   *bool           `json:"ephemeral"`
+	ClusterName *string         `json:"clusterName"`
+	ServiceName *string         `json:"serviceName"`
+	Metadata    json.RawMessage `json:"metadata"`
+	LastBeat    json.Number     `json:"lastBeat"`
+	Marked      *bool           `json:"marked"`
+	App         *string         `json:"app"`
+	Tenant      *string         `json:"tenant"`
+}
+
+type wireDatum struct {
+	Key   string `json:"key"`
+	Value *struct {
+		InstanceList []wireInstance `json:"instanceList"`
+	} `json:"value"`
+	Timestamp json.Number `json:"timestamp"`
+}
+
+// ParseDatums reads a Distro payload map {key: Datum} as Java's
+// JacksonSerializer.deserializeMap does: unknown properties ignored, Java
+// defaults for absent ones (weight 1.0, healthy, enabled and ephemeral
+// true, lastBeat 0). A datum without a value has no instances.
+func ParseDatums(body []byte) (map[string]Datum, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var raw map[string]*wireDatum
+	if err := dec.Decode(&raw); err != nil {
+		return nil, fmt.Errorf("distro datums: %w", err)
+	}
+	out := make(map[string]Datum, len(raw))
+	for k, wd := range raw {
+		if wd == nil {
+			out[k] = Datum{Key: k}
+			continue
+		}
+		d := Datum{Key: wd.Key}
+		if wd.Timestamp != "" {
+			d.Timestamp, _ = wd.Timestamp.Int64()
+		}
+		if wd.Value != nil {
+			for _, wi := range wd.Value.InstanceList {
+				in, err := wi.instance()
+				if err != nil {
+					return nil, fmt.Errorf("distro datum %s: %w", k, err)
+				}
+				d.Instances = append(d.Instances, in)
+			}
+		}
+		out[k] = d
+	}
+	return out, nil
+}
+
+func (wi wireInstance) instance() (DistroInstance, error) {
+	in := DistroInstance{Weight: 1, Healthy: true, Enabled: true, Ephemeral: true}
+	str := func(p *string) string {
+		if p == nil {
+			return ""
+		}
+		return *p
+	}
+	in.InstanceID, in.IP, in.ClusterName, in.ServiceName = str(wi.InstanceID), str(wi.IP), str(wi.ClusterName), str(wi.ServiceName)
+	in.App, in.Tenant = str(wi.App), str(wi.Tenant)
+	if wi.Port != "" {
+		n, err := strconv.ParseInt(string(wi.Port), 10, 32)
+		if err != nil {
+			return in, fmt.Errorf("port %s: %w", wi.Port, err)
+		}
+		in.Port = int(n)
+	}
+	if wi.Weight != "" {
+		f, err := strconv.ParseFloat(string(wi.Weight), 64)
+		if err != nil {
+			return in, fmt.Errorf("weight %s: %w", wi.Weight, err)
+		}
+		in.Weight = f
+	}
+	if wi.LastBeat != "" {
+		n, err := strconv.ParseInt(string(wi.LastBeat), 10, 64)
+		if err != nil {
+			return in, fmt.Errorf("lastBeat %s: %w", wi.LastBeat, err)
+		}
+		in.LastBeat = n
+	}
+	for _, b := range []struct {
+		p   *bool
+		dst *bool
+	}{{wi.Healthy, &in.Healthy}, {wi.Enabled, &in.Enabled}, {wi.Ephemeral, &in.Ephemeral}, {wi.Marked, &in.Marked}} {
+		if b.p != nil {
+			*b.dst = *b.p
+		}
+	}
+	if len(wi.Metadata) > 0 && string(wi.Metadata) != "null" {
+		var m map[string]any
+		if err := json.Unmarshal(wi.Metadata, &m); err != nil {
+			return in, fmt.Errorf("metadata: %w", err)
+		}
+		in.Metadata = make(map[string]string, len(m))
+		for k, v := range m {
+			switch x := v.(type) {
+			case string:
+				in.Metadata[k] = x
+			case nil:
+			case float64:
+				in.Metadata[k] = strconv.FormatFloat(x, 'f', -1, 64)
+			case bool:
+				in.Metadata[k] = strconv.FormatBool(x)
+			default:
+				b, _ := json.Marshal(x)
+				in.Metadata[k] = string(b)
+			}
+		}
+	}
+	return in, nil
+}
+
+// InstancesChecksum is Instances.recalculateChecksum (naming-v1.md §2.6):
+// the instances sorted by Instance.compareTo, then for each
+// ip:port_weight_healthy_enabled_cluster_<sorted key:value, metadata> and a
+// comma, MD5 in lower-case hex.
+func InstancesChecksum(list []DistroInstance) string {
+	sorted := append([]DistroInstance(nil), list...)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].JavaString() < sorted[j].JavaString() })
+	var b strings.Builder
+	for _, in := range sorted {
+		b.WriteString(in.IP)
+		b.WriteByte(':')
+		b.WriteString(strconv.Itoa(in.Port))
+		b.WriteByte('_')
+		b.WriteString(FormatJavaDouble(in.Weight))
+		b.WriteByte('_')
+		b.WriteString(strconv.FormatBool(in.Healthy))
+		b.WriteByte('_')
+		b.WriteString(strconv.FormatBool(in.Enabled))
+		b.WriteByte('_')
+		b.WriteString(in.ClusterName)
+		b.WriteByte('_')
+		if len(in.Metadata) > 0 {
+			keys := make([]string, 0, len(in.Metadata))
+			for k := range in.Metadata {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				b.WriteString(k)
+				b.WriteByte(':')
+				b.WriteString(in.Metadata[k])
+				b.WriteByte(',')
+			}
+		}
+		b.WriteByte(',')
+	}
+	sum := md5.Sum([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}
+
+// ChecksumsJSON writes a verify payload {key: checksum, …} (keys sorted).
+func ChecksumsJSON(sums map[string]string) []byte {
+	keys := make([]string, 0, len(sums))
+	for k := range sums {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w := NewJSON(96 * (len(keys) + 1))
+	w.BeginObject()
+	for _, k := range keys {
+		w.Key(k).Str(sums[k])
+	}
+	w.EndObject()
+	return w.Bytes()
+}

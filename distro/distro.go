@@ -1,0 +1,322 @@
+// Package distro is nacosd's AP protocol for ephemeral instances: Java Nacos
+// 1.4.8's Distro (naming-v1.md §6), spoken over the same HTTP endpoints so
+// that nacosd and Java nodes can share one cluster.
+//
+// Every ephemeral service has one owner among the healthy members, chosen
+// by Java's hash (Responsible, MapSrv). Writes reach the owner (the HTTP
+// edge proxies them, as DistroFilter does); the owner ships each changed
+// instance list to every other member (PUT /v1/ns/distro/datum, batched),
+// and every few seconds sends the checksums of the lists it owns
+// (PUT /v1/ns/distro/checksum), from which a member with a different or
+// missing list fetches it (GET /v1/ns/distro/datum) and drops lists the
+// owner no longer has. A starting node loads every list from a peer
+// (GET /v1/ns/distro/datums). The health of instances, which Java keeps in
+// memory only, is reconciled by the service status sync
+// (POST /v1/ns/service/status, GET /v1/ns/instance/statuses). See DESIGN.md.
+//
+// The package is plain Go: the naming registry is behind Store, the member
+// list behind Members and node-to-node HTTP behind Transport.
+package distro
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/clock"
+)
+
+// Store is the ephemeral data of this node's naming registry.
+type Store interface {
+	// Keys lists the ephemeral instance-list keys held (DataStore.keys()).
+	Keys() []string
+	// Datum returns a key's current list; ok is false when it is not held.
+	Datum(key string) (compat.Datum, bool)
+	// Apply replaces a key's list with one its owner sent, creating the
+	// service when needed (an invalid name is an error).
+	Apply(key string, instances []compat.DistroInstance) error
+	// Remove drops a key's list (the owner no longer has it).
+	Remove(key string)
+
+	// ServiceChecksums returns, per namespace, the service checksum
+	// (naming-v1.md §2.6) of every non-empty service the filter accepts.
+	ServiceChecksums(owned func(groupedService string) bool) map[string]map[string]string
+	// ServiceChecksum returns a service's checksum; ok is false when the
+	// service does not exist here.
+	ServiceChecksum(namespaceID, groupedService string) (string, bool)
+	// ApplyHealth sets each local instance's health from the owner's
+	// statuses (ip:port → healthy; instances missing there become
+	// unhealthy) and pushes when anything changed.
+	ApplyHealth(namespaceID, groupedService string, healthy map[string]bool)
+}
+
+// Members is the cluster's member list (server/cluster.Manager).
+type Members interface {
+	// SelfAddress is this node's member address (ip:port).
+	SelfAddress() string
+	// Healthy is the sorted list of UP and SUSPICIOUS members (with self).
+	Healthy() []string
+	// Others lists every other member, any state, sorted.
+	Others() []string
+	// IsMember reports whether an address is a member.
+	IsMember(addr string) bool
+}
+
+// Request is a node-to-node HTTP call; Path follows the context path.
+type Request struct {
+	Method, Addr, Path string
+	Query              url.Values
+	Header             http.Header
+	Body               []byte
+	Timeout            time.Duration
+}
+
+// Response is a member's answer.
+type Response struct {
+	Status int
+	Body   []byte
+}
+
+// Transport sends node-to-node requests with the server headers
+// (User-Agent Nacos-Server, Client-Version, the identity header).
+type Transport interface {
+	Do(ctx context.Context, r Request) (Response, error)
+}
+
+// Config configures a Distro. Zero durations mean the defaults.
+type Config struct {
+	Store     Store
+	Members   Members
+	Transport Transport
+
+	// SyncDelay is how long a changed key waits for more changes before it
+	// joins a batch (Java: taskDispatchPeriod/2 = 1 s; nacosd 100 ms).
+	SyncDelay time.Duration
+	// BatchDelay is how long a batch to one member collects keys before it
+	// is sent (Java: 1 s; nacosd 100 ms); BatchKeys sends it at once when
+	// it holds that many (batchSyncKeyCount, 1000).
+	BatchDelay time.Duration
+	BatchKeys  int
+	// RetryDelay re-queues the keys of a failed sync (syncRetryDelay 5 s).
+	RetryDelay time.Duration
+	// VerifyInterval is the checksum round (verify_interval_ms, 5 s).
+	VerifyInterval time.Duration
+	// StatusInterval is the service status sync round
+	// (serviceStatusSynchronizationPeriodMillis, 5 s) and StatusDelay its
+	// first run after start (Java: 60 s; nacosd 5 s).
+	StatusInterval, StatusDelay time.Duration
+	// LoadRetry is the delay between start-up load attempts
+	// (loadDataRetryDelayMillis, 30 s; nacosd 2 s) and LoadWait how long
+	// the node waits for a first load before it counts as initialized
+	// anyway (the checksum rounds fill it in).
+	LoadRetry, LoadWait time.Duration
+	// Tick is the period of the delay engine (100 ms).
+	Tick time.Duration
+	// Timeout bounds one sync, verify or query call (5 s).
+	Timeout time.Duration
+
+	Clock  clock.Clock
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&c.SyncDelay, 100*time.Millisecond)
+	def(&c.BatchDelay, 100*time.Millisecond)
+	def(&c.RetryDelay, 5*time.Second)
+	def(&c.VerifyInterval, 5*time.Second)
+	def(&c.StatusInterval, 5*time.Second)
+	def(&c.StatusDelay, 5*time.Second)
+	def(&c.LoadRetry, 2*time.Second)
+	def(&c.LoadWait, 10*time.Second)
+	def(&c.Tick, 100*time.Millisecond)
+	def(&c.Timeout, 5*time.Second)
+	if c.BatchKeys == 0 {
+		c.BatchKeys = 1000
+	}
+	if c.Clock == nil {
+		c.Clock = clock.Real{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+// Distro runs the protocol for one node. Safe for concurrent use.
+type Distro struct {
+	cfg  Config
+	log  *slog.Logger
+	self string
+
+	healthy atomic.Pointer[[]string] // DistroMapper.healthyList
+
+	mu       sync.Mutex
+	pending  map[string]map[string]time.Time // target → key → due
+	batches  map[string]*batch               // target → collecting batch
+	sending  map[string]bool                 // target → a sync in flight
+	verifies map[string]bool                 // source → checksums being processed
+
+	initialized atomic.Bool
+	stats       Stats
+
+	tasks  *clock.Schedules
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+type batch struct {
+	since time.Time
+	keys  []string
+	seen  map[string]bool
+}
+
+// Stats are counters for the metrics endpoint.
+type Stats struct {
+	SyncSent, SyncFailed, SyncKeys       atomic.Int64
+	VerifySent, VerifyReceived           atomic.Int64
+	ChecksumMismatches, KeysFetched      atomic.Int64
+	KeysRemoved, DatumsReceived          atomic.Int64
+	StatusSent, StatusReceived, Statuses atomic.Int64
+}
+
+// New builds a Distro; Start begins its loops.
+func New(cfg Config) (*Distro, error) {
+	if cfg.Store == nil || cfg.Members == nil || cfg.Transport == nil {
+		return nil, errors.New("distro: Config.Store, Members and Transport are required")
+	}
+	cfg = cfg.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), pending: map[string]map[string]time.Time{},
+		batches: map[string]*batch{}, sending: map[string]bool{}, verifies: map[string]bool{},
+		tasks: clock.NewSchedules(cfg.Clock), ctx: ctx, cancel: cancel}
+	d.MembersChanged()
+	return d, nil
+}
+
+// Start begins the delay engine, the checksum and status rounds and the
+// start-up load. ctx (or Close) ends them.
+func (d *Distro) Start(ctx context.Context) {
+	go func() {
+		select {
+		case <-ctx.Done():
+			d.cancel()
+		case <-d.ctx.Done():
+		}
+	}()
+	d.tasks.Every(d.cfg.Tick, d.cfg.Tick, d.tick)
+	d.tasks.Every(d.cfg.VerifyInterval, d.cfg.VerifyInterval, d.verifyRound)
+	d.tasks.Every(d.cfg.StatusDelay, d.cfg.StatusInterval, d.statusRound)
+	d.startLoad()
+}
+
+// Close stops the loops and waits for calls in flight.
+func (d *Distro) Close() {
+	d.cancel()
+	d.tasks.Close()
+	d.wg.Wait()
+}
+
+// Stats returns the protocol counters.
+func (d *Distro) Stats() *Stats { return &d.stats }
+
+// Initialized reports whether the start-up load is done
+// (DistroProtocol.isInitialized).
+func (d *Distro) Initialized() bool { return d.initialized.Load() }
+
+// MembersChanged rebuilds the owner mapping from the member list; call it
+// on every membership change (DistroMapper.onEvent).
+func (d *Distro) MembersChanged() {
+	h := slices.Clone(d.cfg.Members.Healthy())
+	slices.Sort(h)
+	d.healthy.Store(&h)
+}
+
+// Healthy is the owner mapping's member list.
+func (d *Distro) Healthy() []string { return slices.Clone(*d.healthy.Load()) }
+
+// Hash is DistroMapper.distroHash: abs(hashCode % Integer.MAX_VALUE) with
+// Java's String.hashCode.
+func Hash(s string) int {
+	h := int64(compat.JavaStringHash(s)) % 2147483647
+	if h < 0 {
+		h = -h
+	}
+	return int(h)
+}
+
+// Responsible is DistroMapper.responsible: whether this node owns the
+// grouped service name. An empty list owns nothing; a node missing from
+// the list owns everything (it cannot tell).
+func (d *Distro) Responsible(groupedService string) bool {
+	servers := *d.healthy.Load()
+	if len(servers) == 0 {
+		return false
+	}
+	index := slices.Index(servers, d.self)
+	if index < 0 {
+		return true
+	}
+	last := index
+	for last+1 < len(servers) && servers[last+1] == d.self {
+		last++
+	}
+	target := Hash(groupedService) % len(servers)
+	return target >= index && target <= last
+}
+
+// MapSrv is DistroMapper.mapSrv: the owner's address (self with an empty
+// list).
+func (d *Distro) MapSrv(groupedService string) string {
+	servers := *d.healthy.Load()
+	if len(servers) == 0 {
+		return d.self
+	}
+	return servers[Hash(groupedService)%len(servers)]
+}
+
+// keyService is the grouped service name of a key.
+func keyService(key string) string {
+	_, svc, _ := compat.ParseEphemeralKey(key)
+	return svc
+}
+
+// do sends one call and maps a non-2xx answer to an error.
+func (d *Distro) do(ctx context.Context, r Request) (Response, error) {
+	if r.Timeout == 0 {
+		r.Timeout = d.cfg.Timeout
+	}
+	resp, err := d.cfg.Transport.Do(ctx, r)
+	if err != nil {
+		return resp, err
+	}
+	if resp.Status < 200 || resp.Status > 299 {
+		return resp, fmt.Errorf("distro: %s %s on %s: status %d: %s", r.Method, r.Path, r.Addr, resp.Status, truncate(resp.Body, 200))
+	}
+	return resp, nil
+}
+
+func truncate(b []byte, n int) string {
+	if len(b) > n {
+		return string(b[:n]) + "…"
+	}
+	return string(b)
+}
+
+// jsonHeader is the header of a JSON request body.
+func jsonHeader() http.Header {
+	return http.Header{"Content-Type": {"application/json;charset=UTF-8"}, "Accept-Charset": {"UTF-8"}}
+}

@@ -1,0 +1,263 @@
+package distro
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nacosd/nacosd/compat"
+)
+
+// ErrEmptyEntity is PUT /distro/datum with an empty map (Java's
+// NacosException 400 "receive empty entity!", answered 500).
+var ErrEmptyEntity = errors.New("receive empty entity!")
+
+// verifyRound is DistroVerifyTask: the checksums of the lists this node
+// owns go to every other member; nothing is sent when it owns none.
+func (d *Distro) verifyRound() {
+	sums := map[string]string{}
+	for _, k := range d.cfg.Store.Keys() {
+		if !d.Responsible(keyService(k)) {
+			continue
+		}
+		if dt, ok := d.cfg.Store.Datum(k); ok {
+			sums[k] = compat.InstancesChecksum(dt.Instances)
+		}
+	}
+	if len(sums) == 0 {
+		return
+	}
+	body := compat.ChecksumsJSON(sums)
+	h := jsonHeader()
+	h.Set("Accept-Encoding", "gzip")
+	for _, target := range d.cfg.Members.Others() {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/checksum",
+				Query: url.Values{"source": {d.self}}, Header: h, Body: body})
+			if err != nil && d.ctx.Err() == nil {
+				d.log.Debug("distro: checksum round failed", "target", target, "err", err)
+				return
+			}
+			d.stats.VerifySent.Add(1)
+		}()
+	}
+}
+
+// OnChecksums is PUT /v1/ns/distro/checksum?source=… (onReceiveChecksums),
+// processed in the background (the caller answers "ok" at once). Keys the
+// source no longer has but owns by the mapping are removed; keys missing
+// here or with another checksum are fetched from the source. A map naming
+// a key this node owns aborts the round (the peers disagree on owners,
+// which a membership change resolves). Rounds from one source do not
+// overlap.
+func (d *Distro) OnChecksums(source string, sums map[string]string) {
+	d.stats.VerifyReceived.Add(1)
+	d.mu.Lock()
+	if d.verifies[source] {
+		d.mu.Unlock()
+		d.log.Debug("distro: checksum round from source already in process", "source", source)
+		return
+	}
+	d.verifies[source] = true
+	d.mu.Unlock()
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		defer func() {
+			d.mu.Lock()
+			delete(d.verifies, source)
+			d.mu.Unlock()
+		}()
+		d.processChecksums(d.ctx, source, sums)
+	}()
+}
+
+func (d *Distro) processChecksums(ctx context.Context, source string, sums map[string]string) {
+	var update []string
+	for k, sum := range sums {
+		if d.Responsible(keyService(k)) {
+			d.log.Warn("distro: received the checksum of a key this node owns; round aborted", "key", k, "source", source)
+			return
+		}
+		dt, ok := d.cfg.Store.Datum(k)
+		if !ok || compat.InstancesChecksum(dt.Instances) != sum {
+			update = append(update, k)
+		}
+	}
+	for _, k := range d.cfg.Store.Keys() {
+		if _, ok := sums[k]; ok || d.MapSrv(keyService(k)) != source {
+			continue
+		}
+		d.stats.KeysRemoved.Add(1)
+		d.log.Info("distro: removing a list its owner no longer has", "key", k, "owner", source)
+		d.cfg.Store.Remove(k)
+	}
+	if len(update) == 0 {
+		return
+	}
+	slices.Sort(update)
+	d.stats.ChecksumMismatches.Add(int64(len(update)))
+	body, _ := json.Marshal(map[string]string{"keys": strings.Join(update, ",")})
+	resp, err := d.do(ctx, Request{Method: http.MethodGet, Addr: source, Path: "/v1/ns/distro/datum", Header: jsonHeader(), Body: body})
+	if err != nil {
+		if ctx.Err() == nil {
+			d.log.Warn("distro: fetch of changed lists failed", "source", source, "keys", len(update), "err", err)
+		}
+		return
+	}
+	n, err := d.applyPayload(resp.Body)
+	if err != nil {
+		d.log.Warn("distro: bad datum payload", "source", source, "err", err)
+	}
+	d.stats.KeysFetched.Add(int64(n))
+}
+
+// applyPayload applies a datum map (a verify fetch or the start-up load);
+// keys that are not ephemeral instance lists are ignored.
+func (d *Distro) applyPayload(body []byte) (int, error) {
+	datums, err := compat.ParseDatums(body)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	var errs []error
+	for _, k := range sortedKeys(datums) {
+		if _, _, ok := compat.ParseEphemeralKey(k); !ok {
+			continue
+		}
+		if err := d.cfg.Store.Apply(k, datums[k].Instances); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func sortedKeys(m map[string]compat.Datum) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// OnDatums is PUT /v1/ns/distro/datum (DistroController.onSyncDatum): every
+// ephemeral key of the payload replaces the local list, without an owner
+// check; other keys are ignored. An empty map is ErrEmptyEntity; a list
+// whose service name is invalid fails the request after the others were
+// applied, as Java's loop stops at the exception.
+func (d *Distro) OnDatums(body []byte) error {
+	datums, err := compat.ParseDatums(body)
+	if err != nil {
+		return err
+	}
+	if len(datums) == 0 {
+		return ErrEmptyEntity
+	}
+	d.stats.DatumsReceived.Add(int64(len(datums)))
+	for _, k := range sortedKeys(datums) {
+		if _, _, ok := compat.ParseEphemeralKey(k); !ok {
+			continue
+		}
+		if err := d.cfg.Store.Apply(k, datums[k].Instances); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// QueryBody reads GET /v1/ns/distro/datum's body {"keys":"k1,k2"}.
+func QueryBody(body []byte) ([]string, error) {
+	var q struct {
+		Keys *json.RawMessage `json:"keys"`
+	}
+	if err := json.Unmarshal(body, &q); err != nil {
+		return nil, err
+	}
+	if q.Keys == nil {
+		return nil, errors.New("keys is required")
+	}
+	var s string
+	if err := json.Unmarshal(*q.Keys, &s); err != nil {
+		s = strings.Trim(string(*q.Keys), `"`) // JsonNode.asText of a number or bool
+	}
+	return compat.JavaSplit(s, ","), nil
+}
+
+// Datums answers GET /v1/ns/distro/datum: the held lists among keys.
+func (d *Distro) Datums(keys []string) []byte {
+	var out []compat.Datum
+	for _, k := range keys {
+		if dt, ok := d.cfg.Store.Datum(k); ok {
+			out = append(out, dt)
+		}
+	}
+	return compat.DatumsJSON(out)
+}
+
+// AllDatums answers GET /v1/ns/distro/datums: every held list, owned or not.
+func (d *Distro) AllDatums() []byte {
+	keys := d.cfg.Store.Keys()
+	return d.Datums(keys)
+}
+
+// startLoad is DistroLoadDataTask: fetch every list from the first member
+// that answers, retrying every LoadRetry; after LoadWait without success
+// the node counts as initialized anyway (it may be the first one up, and
+// the checksum rounds bring in whatever the owners hold).
+func (d *Distro) startLoad() {
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		start := d.cfg.Clock.Now()
+		for {
+			for _, peer := range d.cfg.Members.Others() {
+				resp, err := d.do(d.ctx, Request{Method: http.MethodGet, Addr: peer, Path: "/v1/ns/distro/datums"})
+				if err != nil {
+					d.log.Debug("distro: load from peer failed", "peer", peer, "err", err)
+					continue
+				}
+				n, err := d.applyPayload(resp.Body)
+				if err != nil {
+					d.log.Warn("distro: load payload had bad lists", "peer", peer, "err", err)
+				}
+				d.log.Info("distro: loaded ephemeral data", "peer", peer, "services", n)
+				d.initialized.Store(true)
+				return
+			}
+			if len(d.cfg.Members.Others()) == 0 {
+				d.initialized.Store(true)
+				return
+			}
+			if !d.initialized.Load() && d.cfg.Clock.Now().Sub(start) >= d.cfg.LoadWait {
+				d.log.Info("distro: no member answered the load; starting with the checksum rounds only")
+				d.initialized.Store(true)
+			}
+			if !d.sleep(d.cfg.LoadRetry) {
+				return
+			}
+		}
+	}()
+}
+
+// sleep waits d on the clock; false when the Distro is closing.
+func (d *Distro) sleep(wait time.Duration) bool {
+	done := make(chan struct{})
+	t := d.cfg.Clock.AfterFunc(wait, func() { close(done) })
+	select {
+	case <-done:
+		return true
+	case <-d.ctx.Done():
+		t.Stop()
+		return false
+	}
+}

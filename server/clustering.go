@@ -1,0 +1,294 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/distro"
+	"github.com/nacosd/nacosd/internal/clock"
+	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/cluster"
+	"github.com/nacosd/nacosd/server/httpapi"
+	"github.com/nacosd/nacosd/server/naming"
+)
+
+// Raft group names Java 1.4.8 shows in raftMetaData: nacosd keeps configs
+// (Java's embedded-storage group) and naming's persistent data in one raft
+// group, so both names describe it.
+var raftGroups = []string{"nacos_config", "naming_persistent_service"}
+
+// openCluster builds the member list and the node-to-node client. It runs
+// before the raft store opens: in cluster mode the first start bootstraps
+// raft with every member of the list.
+func (s *Server) openCluster(ip string, port int, raftAddr string) error {
+	self := compat.JoinMemberAddress(ip, port)
+	source := ""
+	if h := net.ParseIP(s.cfg.Host); h != nil && !h.IsUnspecified() {
+		source = s.cfg.Host // a node bound to one address talks from it
+	}
+	s.peers = cluster.NewPeers(cluster.PeersConfig{ContextPath: s.cfg.ContextPath, Version: Version, SourceIP: source,
+		Identity: s.identityHeader})
+	m, err := cluster.New(cluster.Config{Self: self, Version: Version, RaftAddr: raftAddr, Standalone: s.cfg.Standalone,
+		Fixed: s.cfg.NacosServers, ConfPath: s.cfg.ClusterConf, MemberList: s.cfg.MemberList,
+		ReportDelay: s.cfg.ClusterTimings.ReportDelay, ReportInterval: s.cfg.ClusterTimings.ReportInterval,
+		Peers: s.peers, Clock: s.cfg.Clock, Logger: s.log.With("component", "cluster")})
+	if err != nil {
+		return err
+	}
+	s.members = m
+	return nil
+}
+
+// identityHeader adds nacos.core.auth.server.identity.key/value to a
+// node-to-node request (AuthHeaderUtil.addIdentityToHeader).
+func (s *Server) identityHeader(h http.Header) {
+	if k := s.cfg.Auth.ServerIdentityKey; k != "" {
+		h.Set(k, s.cfg.Auth.ServerIdentityValue)
+	}
+}
+
+// raftPeers is the voter list a fresh cluster member bootstraps with: every
+// member of the list, each at its port − 1000 (Java's raft port rule), self
+// at its actual raft address.
+func (s *Server) raftPeers(selfRaft string) []raftstore.Peer {
+	var out []raftstore.Peer
+	self := s.members.SelfAddress()
+	for _, a := range s.members.Addresses() {
+		if a == self {
+			out = append(out, raftstore.Peer{ID: a, Addr: selfRaft})
+			continue
+		}
+		host, port, err := compat.SplitMemberAddress(a)
+		if err != nil {
+			continue
+		}
+		out = append(out, raftstore.Peer{ID: a, Addr: net.JoinHostPort(host, strconv.Itoa(compat.RaftPort(port)))})
+	}
+	return out
+}
+
+// buildDistro makes the AP protocol over the registry (always: Java serves
+// the /v1/ns/distro endpoints in standalone mode too; they just have no
+// peers).
+func (s *Server) buildDistro(store *distroStore) error {
+	d, err := distro.New(distro.Config{Store: store, Members: s.members, Transport: distroTransport{s.peers},
+		SyncDelay: s.cfg.ClusterTimings.SyncDelay, BatchDelay: s.cfg.ClusterTimings.SyncDelay,
+		VerifyInterval: s.cfg.ClusterTimings.VerifyInterval, StatusInterval: s.cfg.ClusterTimings.VerifyInterval,
+		StatusDelay: s.cfg.ClusterTimings.VerifyInterval, LoadWait: s.cfg.ClusterTimings.LoadWait,
+		Clock: s.cfg.Clock, Logger: s.log.With("component", "distro")})
+	if err != nil {
+		return fmt.Errorf("server: start distro: %w", err)
+	}
+	s.distro = d
+	s.members.Subscribe(d.MembersChanged)
+	return nil
+}
+
+// startClusterLoops starts the reports, the cluster.conf watch, Distro and
+// the raft bookkeeping (the voter set follows the member list; self's
+// raftMetaData follows raft).
+func (s *Server) startClusterLoops(ctx context.Context) {
+	if s.cfg.Standalone {
+		return
+	}
+	s.members.Start(ctx)
+	s.distro.Start(ctx)
+	s.clusterTasks = clock.NewSchedules(s.cfg.Clock)
+	s.clusterTasks.Every(0, time.Second, s.refreshRaftMeta)
+	s.clusterTasks.Every(time.Second, 3*time.Second, s.reconcileVoters)
+	s.members.Subscribe(func() { go s.reconcileVoters() })
+}
+
+func (s *Server) closeCluster() {
+	if s.clusterTasks != nil {
+		s.clusterTasks.Close()
+	}
+	if s.distro != nil {
+		s.distro.Close()
+	}
+	if s.members != nil {
+		s.members.Close()
+	}
+	if s.peers != nil {
+		s.peers.Close()
+	}
+}
+
+// refreshRaftMeta publishes self's raftMetaData as JRaftProtocol does:
+// per raft group the leader (ip:raftPort), the members and the term.
+func (s *Server) refreshRaftMeta() {
+	st := s.store.Stats()
+	servers, err := s.store.Servers()
+	if err != nil {
+		return
+	}
+	var group []any
+	for _, sv := range servers {
+		group = append(group, sv.Addr)
+	}
+	props := map[string]any{"raftGroupMember": group}
+	if l := s.store.LeaderAddr(); l != "" {
+		props["leader"] = l
+	}
+	if t, err := strconv.ParseInt(st["term"], 10, 64); err == nil {
+		props["term"] = t
+	}
+	meta := map[string]any{}
+	for _, g := range raftGroups {
+		meta[g] = props
+	}
+	s.members.SetSelfInfo("raftMetaData", map[string]any{"metaDataMap": meta})
+}
+
+// reconcileVoters runs on the raft leader: nacosd members of the list that
+// are not voters are added (at the raft address they announced); voters
+// that left the list, or turned out to be Java nodes (whose JRaft cannot
+// vote here), are removed. Members not heard from yet are left as they
+// are, so a node that is merely down keeps its vote.
+func (s *Server) reconcileVoters() {
+	if s.store == nil || !s.store.IsLeader() {
+		return
+	}
+	servers, err := s.store.Servers()
+	if err != nil {
+		return
+	}
+	voters := map[string]string{}
+	for _, sv := range servers {
+		voters[sv.ID] = sv.Addr
+	}
+	addrs := s.members.Addresses()
+	for _, a := range addrs {
+		kind, raftAddr := s.members.Kind(a)
+		if kind != cluster.KindNacosd || raftAddr == "" {
+			continue
+		}
+		if cur, ok := voters[a]; !ok || cur != raftAddr {
+			s.log.Info("raft: adding voter", "member", a, "raft", raftAddr)
+			if err := s.store.AddVoter(a, raftAddr); err != nil {
+				s.log.Warn("raft: add voter failed", "member", a, "err", err)
+			}
+		}
+	}
+	for id := range voters {
+		kind, _ := s.members.Kind(id)
+		if !slices.Contains(addrs, id) || kind == cluster.KindJava {
+			if id == s.members.SelfAddress() {
+				continue
+			}
+			s.log.Info("raft: removing voter", "member", id, "java", kind == cluster.KindJava)
+			if err := s.store.RemoveServer(id); err != nil {
+				s.log.Warn("raft: remove voter failed", "member", id, "err", err)
+			}
+		}
+	}
+}
+
+// Report is POST /v1/core/cluster/report for httpapi: the reporter's
+// information is stored (it is UP in this node's view) and what it runs is
+// recorded from the raft header.
+func (s *Server) Report(r compat.ReportedMember, raftHeader string) (known bool, selfRaft string) {
+	r.State = compat.MemberUp
+	if !s.members.Update(r) {
+		return false, s.members.RaftAddr()
+	}
+	if raftHeader != "" {
+		s.members.SetKind(r.EffectiveAddress(), cluster.KindNacosd, raftHeader)
+	} else {
+		s.members.SetKind(r.EffectiveAddress(), cluster.KindJava, "")
+	}
+	return true, s.members.RaftAddr()
+}
+
+// Leave is POST /v1/core/cluster/server/leave.
+func (s *Server) Leave(addrs []string) error { return s.members.Leave(addrs) }
+
+// UpAddresses is memberAddressInfos.
+func (s *Server) UpAddresses() []string { return s.members.UpAddresses() }
+
+// HasMember is ServerMemberManager.hasMember (fuzzy).
+func (s *Server) HasMember(addr string) bool { return s.members.HasMember(addr) }
+
+// distroProxy is DistroFilter's forwarding call: the owner gets the request
+// with the server headers (path as the client sent it, so the context
+// path is stripped for the peer client, which adds its own).
+func (s *Server) distroProxy(ctx context.Context, method, addr, path string, query url.Values, header http.Header, timeout time.Duration) (int, []byte, error) {
+	p := strings.TrimPrefix(path, s.cfg.ContextPath)
+	resp, err := s.peers.Do(ctx, cluster.Request{Method: method, Addr: addr, Path: p, Query: query, Header: header, Timeout: timeout})
+	if err != nil {
+		return 0, nil, err
+	}
+	return resp.Status, resp.Body, nil
+}
+
+// forwardToLeader relays a client's write to the raft leader as it came.
+func (s *Server) forwardToLeader(ctx context.Context, addr, method, uri string, header http.Header, body []byte) (int, http.Header, []byte, error) {
+	resp, err := s.peers.Do(ctx, cluster.Request{Method: method, Addr: addr, RawURI: uri, Header: header, Body: body,
+		Timeout: 15 * time.Second})
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	return resp.Status, resp.Header, resp.Body, nil
+}
+
+// distroTransport adapts the peer client to distro.Transport.
+type distroTransport struct{ p *cluster.Peers }
+
+func (t distroTransport) Do(ctx context.Context, r distro.Request) (distro.Response, error) {
+	resp, err := t.p.Do(ctx, cluster.Request{Method: r.Method, Addr: r.Addr, Path: r.Path, Query: r.Query, Header: r.Header,
+		Body: r.Body, Timeout: r.Timeout})
+	return distro.Response{Status: resp.Status, Body: resp.Body}, err
+}
+
+// distroStore adapts the naming registry to distro.Store (keys are
+// Distro's ephemeral instance-list keys).
+type distroStore struct{ reg *naming.Registry }
+
+func (d *distroStore) Keys() []string {
+	svcs := d.reg.EphemeralServices()
+	out := make([]string, 0, len(svcs))
+	for _, s := range svcs {
+		out = append(out, compat.EphemeralKey(s.NamespaceID, s.Service))
+	}
+	return out
+}
+
+func (d *distroStore) Datum(key string) (compat.Datum, bool) {
+	ns, svc, ok := compat.ParseEphemeralKey(key)
+	if !ok {
+		return compat.Datum{}, false
+	}
+	return d.reg.EphemeralDatum(ns, svc)
+}
+
+func (d *distroStore) Apply(key string, list []compat.DistroInstance) error {
+	ns, svc, ok := compat.ParseEphemeralKey(key)
+	if !ok {
+		return nil
+	}
+	return d.reg.ApplyRemote(ns, svc, list)
+}
+
+func (d *distroStore) Remove(key string) {
+	if ns, svc, ok := compat.ParseEphemeralKey(key); ok {
+		d.reg.RemoveRemote(ns, svc)
+	}
+}
+
+func (d *distroStore) ServiceChecksums(owned func(string) bool) map[string]map[string]string {
+	return d.reg.StatusChecksums(owned)
+}
+
+func (d *distroStore) ServiceChecksum(ns, svc string) (string, bool) { return d.reg.StatusChecksum(ns, svc) }
+
+func (d *distroStore) ApplyHealth(ns, svc string, healthy map[string]bool) { d.reg.ApplyHealth(ns, svc, healthy) }
+
+var _ httpapi.Distro = (*distro.Distro)(nil)

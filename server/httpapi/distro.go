@@ -1,0 +1,249 @@
+package httpapi
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/distro"
+)
+
+// Distro is what the /v1/ns/distro endpoints, the service status sync and
+// DistroFilter need of the AP protocol (package distro).
+type Distro interface {
+	Responsible(groupedService string) bool
+	MapSrv(groupedService string) string
+	OnDatums(body []byte) error
+	OnChecksums(source string, sums map[string]string)
+	Datums(keys []string) []byte
+	AllDatums() []byte
+	OnServiceStatus(body []byte, hasMember func(string) bool) (distro.StatusResult, error)
+}
+
+// Proxy sends a request to another member (DistroFilter's HttpClient.request)
+// and returns its status and body; an error is a transport failure.
+type Proxy func(ctx context.Context, method, addr, path string, query url.Values, header http.Header, timeout time.Duration) (int, []byte, error)
+
+// DistroDeps are the collaborators of the distro endpoints and filter.
+type DistroDeps struct {
+	Distro Distro
+	// Cluster says whether the node runs in cluster mode (the filter only
+	// proxies then) and whether an address is a member.
+	Standalone bool
+	HasMember  func(addr string) bool
+	// Proxy forwards a @CanDistro request to its owner; Self is this
+	// node's member address (Request-Source).
+	Proxy Proxy
+	Self  string
+}
+
+type distroHandlers struct{ DistroDeps }
+
+func (h *distroHandlers) mount(ns fiber.Router) {
+	ns.Put("/distro/datum", h.putDatum)
+	ns.Put("/distro/checksum", h.checksum)
+	ns.Get("/distro/datum", h.getDatum)
+	ns.Get("/distro/datums", h.datums)
+	ns.Post("/service/status", h.serviceStatus)
+}
+
+// requestBody is a @RequestBody: a gzip body is inflated (Java's servers
+// send Content-Encoding: gzip over plain bodies, so only the magic counts).
+func requestBody(c *fiber.Ctx) ([]byte, error) {
+	b := c.Body()
+	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			return nil, compat.ServerError("JSON parse error: " + err.Error())
+		}
+		out, err := io.ReadAll(io.LimitReader(zr, 512<<20))
+		if err != nil {
+			return nil, compat.ServerError("JSON parse error: " + err.Error())
+		}
+		return out, nil
+	}
+	return b, nil
+}
+
+// jsonRequestBody checks a @RequestBody as Spring's Jackson converter does.
+func jsonRequestBody(c *fiber.Ctx, signature string) ([]byte, error) {
+	ct := string(c.Request().Header.ContentType())
+	body, err := requestBody(c)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, compat.ServerError("Required request body is missing: " + signature)
+	}
+	if ct == "" {
+		ct = "application/octet-stream"
+	}
+	if !isJSONContentType(ct) {
+		return nil, compat.ServerError("Content type '" + strings.ReplaceAll(ct, "; ", ";") + "' not supported")
+	}
+	return body, nil
+}
+
+const (
+	sigOnSyncDatum  = "public org.springframework.http.ResponseEntity com.alibaba.nacos.naming.controllers.DistroController.onSyncDatum(java.util.Map<java.lang.String, com.alibaba.nacos.naming.consistency.Datum<com.alibaba.nacos.naming.core.Instances>>) throws java.lang.Exception"
+	sigSyncChecksum = "public org.springframework.http.ResponseEntity com.alibaba.nacos.naming.controllers.DistroController.syncChecksum(java.lang.String,java.util.Map<java.lang.String, java.lang.String>)"
+	sigGetDatum     = "public org.springframework.http.ResponseEntity com.alibaba.nacos.naming.controllers.DistroController.get(java.lang.String) throws java.lang.Exception"
+)
+
+// putDatum is PUT /v1/ns/distro/datum (naming-v1.md §6.6).
+func (h *distroHandlers) putDatum(c *fiber.Ctx) error {
+	body, err := jsonRequestBody(c, sigOnSyncDatum)
+	if err != nil {
+		return err
+	}
+	if err := h.Distro.OnDatums(body); err != nil {
+		if errors.Is(err, distro.ErrEmptyEntity) {
+			return compat.ServerError(err.Error())
+		}
+		var ce *compat.Error
+		if errors.As(err, &ce) {
+			return err
+		}
+		return compat.ServerError("JSON parse error: " + err.Error())
+	}
+	return SendText(c, "ok")
+}
+
+// checksum is PUT /v1/ns/distro/checksum?source=ip:port (§6.7).
+func (h *distroHandlers) checksum(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	source, err := p.SpringRequired("source")
+	if err != nil {
+		return err
+	}
+	body, err := jsonRequestBody(c, sigSyncChecksum)
+	if err != nil {
+		return err
+	}
+	var sums map[string]string
+	if err := json.Unmarshal(body, &sums); err != nil {
+		return compat.ServerError("JSON parse error: " + err.Error())
+	}
+	h.Distro.OnChecksums(source, sums)
+	return SendText(c, "ok")
+}
+
+// getDatum is GET /v1/ns/distro/datum with a JSON body {"keys":"k1,k2"}.
+func (h *distroHandlers) getDatum(c *fiber.Ctx) error {
+	body, err := requestBody(c)
+	if err != nil {
+		return err
+	}
+	if len(body) == 0 {
+		return compat.ServerError("Required request body is missing: " + sigGetDatum)
+	}
+	keys, err := distro.QueryBody(body)
+	if err != nil {
+		return compat.ServerError(err.Error())
+	}
+	return sendDatums(c, h.Distro.Datums(keys))
+}
+
+// datums is GET /v1/ns/distro/datums (§6.8).
+func (h *distroHandlers) datums(c *fiber.Ctx) error {
+	return sendDatums(c, h.Distro.AllDatums())
+}
+
+// sendDatums answers a ResponseEntity<byte[]> (Spring's byte-array
+// converter: application/octet-stream unless the client asked otherwise).
+func sendDatums(c *fiber.Ctx, b []byte) error {
+	c.Set(fiber.HeaderContentType, "application/octet-stream")
+	return c.Send(b)
+}
+
+// serviceStatus is POST /v1/ns/service/status (§4.4).
+func (h *distroHandlers) serviceStatus(c *fiber.Ctx) error {
+	has := h.HasMember
+	if has == nil {
+		has = func(string) bool { return false }
+	}
+	res, err := h.Distro.OnServiceStatus(c.Body(), has)
+	if err != nil {
+		var nm distro.ErrNotMember
+		if errors.As(err, &nm) {
+			return compat.ServerError(err.Error())
+		}
+		return compat.ServerError(err.Error())
+	}
+	return SendText(c, string(res))
+}
+
+// canDistro is DistroFilter for a @CanDistro handler (naming-v1.md §1.2):
+// a request for a service this node does not own goes to its owner, whose
+// answer is relayed; a request a peer already redirected is refused.
+func (h *distroHandlers) canDistro(next fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if h.Standalone || h.Distro == nil || len(c.Request().Header.Peek(HeaderForwarded)) > 0 {
+			return next(c) // a write a follower forwarded to the raft leader passed the filter there
+		}
+		p := ParamsOf(c)
+		svc, _ := groupedServiceName(p)
+		if svc == "" || h.Distro.Responsible(svc) {
+			return next(c)
+		}
+		if strings.Contains(userAgent(c), "Nacos-Server") {
+			return SendSpringError(c, fiber.StatusBadRequest, "receive invalid redirect request from peer "+c.IP())
+		}
+		target := h.Distro.MapSrv(svc)
+		query := url.Values{}
+		c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) {
+			if !query.Has(string(k)) {
+				query.Set(string(k), string(v))
+			}
+		})
+		if !c.Request().Header.IsGet() {
+			c.Request().PostArgs().VisitAll(func(k, v []byte) {
+				if !query.Has(string(k)) {
+					query.Set(string(k), string(v))
+				}
+			})
+		}
+		query.Set("encoding", "UTF-8")
+		query.Set("nofix", "1")
+		header := http.Header{}
+		c.Request().Header.VisitAll(func(k, v []byte) {
+			switch strings.ToLower(string(k)) {
+			case "host", "content-length", "connection", "transfer-encoding", "content-type", "user-agent", "client-version", "accept-charset":
+				return
+			}
+			header.Add(string(k), string(v))
+		})
+		header.Set("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")
+		header.Set("Request-Source", h.Self)
+		header.Set("Accept-Charset", "UTF-8")
+		status, body, err := h.Proxy(c.UserContext(), c.Method(), target, string(c.Request().URI().Path()), query, header, 2*time.Second)
+		c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
+		if err != nil {
+			return c.Status(fiber.StatusInternalServerError).SendString(javaTransportError(err))
+		}
+		return c.Status(status).Send(body)
+	}
+}
+
+// javaTransportError is e.toString() of the Java HTTP client's exception
+// for a failed proxy call.
+func javaTransportError(err error) string {
+	s := err.Error()
+	switch {
+	case strings.Contains(s, "connection refused"):
+		return "java.net.ConnectException: Connection refused (Connection refused)"
+	case strings.Contains(s, "deadline exceeded"), strings.Contains(s, "timeout"):
+		return "java.net.SocketTimeoutException: Read timed out"
+	}
+	return "java.io.IOException: " + s
+}

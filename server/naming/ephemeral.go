@@ -1,0 +1,234 @@
+package naming
+
+import (
+	"github.com/nacosd/nacosd/compat"
+)
+
+// Replicator is the AP side of a cluster (Distro): it decides which member
+// owns a service's ephemeral instances and ships this node's changes to
+// the others. A standalone registry has none: it owns every service.
+//
+// Only the owner runs beat expiry, the empty-service clean and health
+// checks of a service; the other members hold copies that the owner's
+// changes replace (ApplyRemote, RemoveRemote).
+type Replicator interface {
+	// Responsible is DistroMapper.responsible(groupedService).
+	Responsible(groupedService string) bool
+	// EphemeralChanged is called, outside any registry lock, after a local
+	// write changed the ephemeral instance list of a service (register,
+	// deregister, expiry). Health flips are not list changes (Java keeps
+	// them in memory and reconciles them by the service status sync).
+	EphemeralChanged(namespaceID, groupedService string)
+}
+
+// responsible reports whether this node owns the grouped service.
+func (r *Registry) responsible(grouped string) bool {
+	return r.cfg.Replicator == nil || r.cfg.Replicator.Responsible(grouped)
+}
+
+// ephemeralChanged tells the replicator about a local list change.
+func (r *Registry) ephemeralChanged(ns, grouped string) {
+	if r.cfg.Replicator != nil {
+		r.cfg.Replicator.EphemeralChanged(ns, grouped)
+	}
+}
+
+// EphemeralService names a service that holds an ephemeral datum.
+type EphemeralService struct {
+	NamespaceID, Service string
+}
+
+// EphemeralServices lists the services with an ephemeral datum (Distro's
+// DataStore keys): every service whose ephemeral list was written, locally
+// or by a peer, even if it is empty now.
+func (r *Registry) EphemeralServices() []EphemeralService {
+	var out []EphemeralService
+	for _, ref := range r.allServices() {
+		ref.svc.mu.RLock()
+		if ref.svc.datum {
+			out = append(out, EphemeralService{ref.ns, ref.name})
+		}
+		ref.svc.mu.RUnlock()
+	}
+	return out
+}
+
+// EphemeralDatum returns the current ephemeral instances of a service as a
+// Distro datum; ok is false when the service holds no datum.
+func (r *Registry) EphemeralDatum(ns, grouped string) (d compat.Datum, ok bool) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return d, false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if !s.datum {
+		return d, false
+	}
+	d = compat.Datum{Key: compat.EphemeralKey(ns, grouped), Timestamp: 1, Instances: make([]compat.DistroInstance, 0, len(s.ephemeral))}
+	for _, in := range javaSetOrder(mapValues(s.ephemeral)) {
+		d.Instances = append(d.Instances, in.distro())
+	}
+	return d, true
+}
+
+func mapValues(m map[string]*Instance) []*Instance {
+	out := make([]*Instance, 0, len(m))
+	for _, v := range m {
+		out = append(out, v)
+	}
+	return out
+}
+
+func (in *Instance) distro() compat.DistroInstance {
+	return compat.DistroInstance{InstanceID: in.InstanceID, IP: in.IP, Port: in.Port, Weight: in.Weight, Healthy: in.Healthy,
+		Enabled: in.Enabled, Ephemeral: in.Ephemeral, ClusterName: in.ClusterName, ServiceName: in.ServiceName,
+		Metadata: cloneMap(in.Metadata), LastBeat: in.LastBeat, Marked: in.Marked, App: in.App}
+}
+
+// ApplyRemote replaces a service's ephemeral instances with a list its
+// owner sent (DistroController.onSyncDatum, the verify fetch, the start-up
+// load), as Service.onChange applies a datum: weights clamped, a missing
+// cluster name is DEFAULT, clusters created for unseen names (an instance
+// with an invalid cluster name is skipped, as Java logs and skips it), and
+// an instance already present whose text changed keeps its local health
+// unless marked (the owner's health arrives through the status sync).
+// The service is created when absent (its name is validated). Subscribers
+// of this node are pushed; nothing is sent back to the replicator.
+func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance) error {
+	s, err := r.lockLive(ns, grouped)
+	if err != nil {
+		return err
+	}
+	now := r.nowMillis()
+	next := make(map[string]*Instance, len(list))
+	for _, d := range list {
+		in := &Instance{InstanceID: d.InstanceID, IP: d.IP, Port: d.Port, Weight: clampWeight(d.Weight), Healthy: d.Healthy,
+			Enabled: d.Enabled, Ephemeral: true, ClusterName: d.ClusterName, ServiceName: grouped, Metadata: cloneMap(d.Metadata),
+			LastBeat: d.LastBeat, Marked: d.Marked, App: d.App}
+		if in.ClusterName == "" {
+			in.ClusterName = DefaultCluster
+		}
+		if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
+			if r.rules.clusterName(in.ClusterName) != nil {
+				r.log.Warn("distro: instance with an invalid cluster name skipped", "service", grouped, "ip", in.IP, "cluster", in.ClusterName)
+				continue
+			}
+			s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+		}
+		key := in.DatumKey()
+		if old, ok := s.ephemeral[key]; ok {
+			if old.JavaString() != in.JavaString() && !in.Marked {
+				in.Healthy = old.Healthy
+			}
+			in.seq, in.checkOK, in.checkFail, in.mockValid = old.seq, old.checkOK, old.checkFail, old.mockValid
+		} else {
+			in.seq = r.seq.Add(1)
+		}
+		next[key] = in
+	}
+	s.ephemeral = next
+	s.datum = true
+	s.touch(now)
+	s.mu.Unlock()
+	r.changed(ns, grouped)
+	return nil
+}
+
+// RemoveRemote drops a service's ephemeral datum (DistroConsistencyService
+// onRemove: the owner no longer has the key; Service.onDelete empties the
+// ephemeral list in every cluster). The service itself stays.
+func (r *Registry) RemoveRemote(ns, grouped string) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	had := s.datum || len(s.ephemeral) > 0
+	s.datum = false
+	if len(s.ephemeral) > 0 {
+		s.ephemeral = map[string]*Instance{}
+		s.touch(r.nowMillis())
+	}
+	s.mu.Unlock()
+	if had {
+		r.changed(ns, grouped)
+	}
+}
+
+// acquire gives the ephemeral instances of a service this node has just
+// become the owner of a fresh heartbeat window: the copies it held carry
+// the last beat their previous owner synced, which can be long past, and
+// expiring them at once would drop every instance whose client simply has
+// not beaten the new owner yet (Java does that; clients then re-register).
+// Caller holds s.mu (write).
+func (s *Service) acquire(now int64) {
+	for _, in := range s.ephemeral {
+		if in.LastBeat < now {
+			in.LastBeat = now
+		}
+	}
+}
+
+// StatusChecksums returns, per namespace, the checksum (§2.6) of every
+// non-empty service that owned accepts: what the service status sync
+// reports to the other members.
+func (r *Registry) StatusChecksums(owned func(grouped string) bool) map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, ref := range r.allServices() {
+		if !owned(ref.name) {
+			continue
+		}
+		s := ref.svc
+		s.mu.Lock()
+		if len(s.ephemeral)+len(s.persistent) > 0 {
+			if out[ref.ns] == nil {
+				out[ref.ns] = map[string]string{}
+			}
+			out[ref.ns][ref.name] = s.checksumLocked()
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// StatusChecksum returns one service's checksum; ok is false when the
+// service does not exist here.
+func (r *Registry) StatusChecksum(ns, grouped string) (string, bool) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.checksumLocked(), true
+}
+
+// ApplyHealth is ServiceManager.updatedHealthStatus: every local instance
+// (both kinds) takes the health its owner reports for its ip:port, and an
+// instance the owner does not list becomes unhealthy. Subscribers are
+// pushed when anything changed.
+func (r *Registry) ApplyHealth(ns, grouped string, healthy map[string]bool) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return
+	}
+	changed := false
+	s.mu.Lock()
+	for _, list := range []map[string]*Instance{s.ephemeral, s.persistent} {
+		for _, in := range list {
+			if v := healthy[in.Addr()]; v != in.Healthy {
+				in.Healthy = v
+				changed = true
+			}
+		}
+	}
+	if changed {
+		s.touch(r.nowMillis())
+	}
+	s.mu.Unlock()
+	if changed {
+		r.log.Info("instance health synced from the owner", "service", grouped)
+		r.changed(ns, grouped)
+	}
+}
