@@ -287,8 +287,12 @@ func (d *distroStore) ServiceChecksums(owned func(string) bool) map[string]map[s
 	return d.reg.StatusChecksums(owned)
 }
 
-func (d *distroStore) ServiceChecksum(ns, svc string) (string, bool) { return d.reg.StatusChecksum(ns, svc) }
+func (d *distroStore) ServiceChecksum(ns, svc string) (string, bool) {
+	return d.reg.StatusChecksum(ns, svc)
+}
 
-func (d *distroStore) ApplyHealth(ns, svc string, healthy map[string]bool) { d.reg.ApplyHealth(ns, svc, healthy) }
+func (d *distroStore) ApplyHealth(ns, svc string, healthy map[string]bool) {
+	d.reg.ApplyHealth(ns, svc, healthy)
+}
 
 var _ httpapi.Distro = (*distro.Distro)(nil)

@@ -50,8 +50,8 @@ type Config struct {
 	// Replicator is the cluster's AP protocol (Distro); nil in standalone
 	// mode, where this node owns every service.
 	Replicator Replicator
-	Clock  clock.Clock
-	Logger *slog.Logger
+	Clock      clock.Clock
+	Logger     *slog.Logger
 	// DisableExpiry keeps ephemeral instances past their ip delete timeout
 	// (nacos.naming.expireInstance=false; shipped: they are deleted).
 	DisableExpiry bool
