@@ -267,6 +267,7 @@ func (s *Store) shutdown() {
 			}
 		}
 		if s.trans != nil {
+			s.trans.CloseStreams() // pooled connections to peers: their handlers there end too
 			// Closes the stream layer (the listener) too.
 			if err := s.trans.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: close transport: %w", err))

@@ -296,3 +296,7 @@ func (d *distroStore) ApplyHealth(ns, svc string, healthy map[string]bool) {
 }
 
 var _ httpapi.Distro = (*distro.Distro)(nil)
+
+// IsRaftLeader reports whether this node leads the raft group (tests, the
+// console).
+func (s *Server) IsRaftLeader() bool { return s.store.IsLeader() }

@@ -433,17 +433,17 @@ func (s *Server) RaftAddr() string { return s.store.Addr() }
 func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
 
 // status is ServerStatusManager: the overriddenServerStatus switch when
-// set, else UP while the CP store has a leader.
+// set, else UP. Unlike Java, which answers 503 to every naming call while
+// its CP layer has no leader, nacosd keeps naming up without one
+// (ephemeral data, beats and reads never touch raft); CP writes then fail
+// on their own with the no-leader error.
 func (s *Server) status() string {
 	if s.registry != nil {
 		if o := s.registry.Switches().OverriddenServerStatus; o != nil && *o != "" {
 			return *o
 		}
 	}
-	if s.store != nil && s.store.IsLeader() {
-		return "UP"
-	}
-	return "DOWN"
+	return "UP"
 }
 
 // raftStatus is this node's view of the CP group for the console.
@@ -463,8 +463,13 @@ func (s *Server) Standalone() bool { return s.cfg.Standalone }
 
 // Ready is the readiness probe: both stores must answer.
 func (s *Server) Ready() error {
-	if s.status() != "UP" {
+	switch {
+	case s.status() != "UP":
 		return errors.New("Config and Naming are not in readiness")
+	case s.store == nil || s.store.LeaderAddr() == "":
+		return errors.New("Config is not in readiness")
+	case !s.cfg.Standalone && s.distro != nil && !s.distro.Initialized():
+		return errors.New("Naming is not in readiness")
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/config"
 )
 
@@ -76,6 +77,9 @@ func (h *configHandlers) wrap(fn fiber.Handler) fiber.Handler {
 		var ce *compat.Error
 		if errors.As(err, &ce) {
 			return ce
+		}
+		if errors.Is(err, raftstore.ErrNotLeader) {
+			return err // ForwardToLeader sends it to the raft leader
 		}
 		h.log.Error("config request failed", "method", c.Method(), "path", c.Path(), "err", err)
 		return compat.ConfigServerError(err.Error())

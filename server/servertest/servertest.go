@@ -5,15 +5,17 @@ package servertest
 
 import (
 	"context"
-	"github.com/nacosd/nacosd/internal/testlog"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/testlog"
 	"github.com/nacosd/nacosd/server"
 )
 
@@ -110,4 +112,88 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// FreePortPair returns a free TCP port p on ip such that p-1000 (the raft
+// port of a Nacos member) is free too.
+func FreePortPair(t testing.TB, ip string) int {
+	t.Helper()
+	for range 200 {
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		if p < 2000 {
+			l.Close()
+			continue
+		}
+		r, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p-1000)))
+		l.Close()
+		if err == nil {
+			r.Close()
+			return p
+		}
+	}
+	t.Fatal("servertest: no free port pair")
+	return 0
+}
+
+// ClusterConfigs returns the configurations of an n-node cluster on
+// 127.0.0.1 (HTTP on free ports, raft on port-1000, members given as
+// NACOS_SERVERS would give them) with short protocol timings.
+func ClusterConfigs(t testing.TB, n int) []server.Config {
+	t.Helper()
+	var addrs []string
+	var ports []int
+	for range n {
+		p := FreePortPair(t, "127.0.0.1")
+		ports = append(ports, p)
+		addrs = append(addrs, "127.0.0.1:"+strconv.Itoa(p))
+	}
+	cfgs := make([]server.Config, n)
+	for i := range cfgs {
+		cfg := Config(t)
+		cfg.Logger = Logger(t).With("node", i)
+		cfg.Standalone = false
+		cfg.Port = ports[i]
+		cfg.NacosServers = addrs
+		cfg.ClusterTimings = server.ClusterTimings{ReportDelay: 50 * time.Millisecond, ReportInterval: 100 * time.Millisecond,
+			SyncDelay: 20 * time.Millisecond, VerifyInterval: 300 * time.Millisecond, LoadWait: time.Second}
+		cfgs[i] = cfg
+	}
+	return cfgs
+}
+
+// StartCluster starts the nodes of cfgs at once (a member waits for a
+// quorum when it starts) and closes them at cleanup.
+func StartCluster(t testing.TB, cfgs []server.Config) []*Node {
+	t.Helper()
+	nodes := make([]*Node, len(cfgs))
+	errs := make(chan error, len(cfgs))
+	for i, cfg := range cfgs {
+		go func() {
+			srv, err := server.New(cfg)
+			if err == nil {
+				err = srv.Start(context.Background())
+			}
+			if err == nil {
+				nodes[i] = &Node{Server: srv, Cfg: cfg, t: t}
+			}
+			errs <- err
+		}()
+	}
+	for range cfgs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if n != nil {
+				_ = n.Close()
+			}
+		}
+	})
+	return nodes
 }

@@ -1,0 +1,179 @@
+package server_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nacosd/nacosd/distro"
+	"github.com/nacosd/nacosd/server/servertest"
+)
+
+// listHosts returns ip:port of the hosts GET /instance/list answers on n.
+func listHosts(t *testing.T, n *servertest.Node, svc string) ([]string, error) {
+	r := n.Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {svc}}, nil, map[string]string{"User-Agent": javaUA})
+	if r.Status != 200 {
+		return nil, fmt.Errorf("list on %s: %d %s", n.HTTPAddr(), r.Status, r.Body)
+	}
+	var body struct {
+		Hosts []struct {
+			IP      string `json:"ip"`
+			Port    int    `json:"port"`
+			Healthy bool   `json:"healthy"`
+		} `json:"hosts"`
+	}
+	if err := json.Unmarshal([]byte(r.Body), &body); err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, h := range body.Hosts {
+		out = append(out, fmt.Sprintf("%s:%d", h.IP, h.Port))
+	}
+	return out, nil
+}
+
+func register(t *testing.T, n *servertest.Node, svc, ip string, port int, ephemeral bool) servertest.Response {
+	q := url.Values{"serviceName": {svc}, "ip": {ip}, "port": {fmt.Sprint(port)}, "ephemeral": {fmt.Sprint(ephemeral)}}
+	return n.Do("POST", "/nacos/v1/ns/instance", q, nil, map[string]string{"User-Agent": javaUA})
+}
+
+// ownerOf returns the index of the node owning a service and one that
+// does not.
+func ownerOf(t *testing.T, nodes []*servertest.Node, svc string) (owner, other int) {
+	t.Helper()
+	d := distro.Hash("DEFAULT_GROUP@@" + svc)
+	var addrs []string
+	for _, n := range nodes {
+		addrs = append(addrs, n.Self().Address())
+	}
+	sorted := append([]string(nil), addrs...)
+	for i := range sorted {
+		for j := i + 1; j < len(sorted); j++ {
+			if sorted[j] < sorted[i] {
+				sorted[i], sorted[j] = sorted[j], sorted[i]
+			}
+		}
+	}
+	want := sorted[d%len(sorted)]
+	for i, a := range addrs {
+		if a == want {
+			owner = i
+		}
+	}
+	return owner, (owner + 1) % len(nodes)
+}
+
+// TestClusterThreeNodes runs three real nodes in one process: members see
+// each other UP; an ephemeral instance registered on a node that does not
+// own the service is proxied to the owner and appears on every node; a
+// persistent instance registered on a follower is forwarded to the raft
+// leader and listed everywhere; a config published on one node is read on
+// the others; deregistration reaches every node.
+func TestClusterThreeNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
+	servertest.Eventually(t, 15*time.Second, func() error {
+		for _, n := range nodes {
+			for _, m := range n.Members() {
+				if m.State != "UP" {
+					return fmt.Errorf("%s sees %s %s", n.Self().Address(), m.Address(), m.State)
+				}
+			}
+		}
+		return nil
+	})
+
+	svc := "cluster.svc"
+	owner, other := ownerOf(t, nodes, svc)
+	if r := register(t, nodes[other], svc, "10.1.0.1", 8080, true); r.Status != 200 || r.Body != "ok" {
+		t.Fatalf("register on a non-owner: %d %s", r.Status, r.Body)
+	}
+	for i, n := range nodes {
+		servertest.Eventually(t, 10*time.Second, func() error {
+			hosts, err := listHosts(t, n, svc)
+			if err != nil {
+				return err
+			}
+			if len(hosts) != 1 || hosts[0] != "10.1.0.1:8080" {
+				return fmt.Errorf("node %d lists %v", i, hosts)
+			}
+			return nil
+		})
+	}
+	if !nodes[owner].Registry().HasInstance("public", "DEFAULT_GROUP@@"+svc, "DEFAULT", "10.1.0.1", 8080) {
+		t.Fatal("the owner does not hold the instance")
+	}
+
+	// persistent instance through a raft follower
+	var follower *servertest.Node
+	for _, n := range nodes {
+		if !n.IsRaftLeader() {
+			follower = n
+			break
+		}
+	}
+	if r := register(t, follower, "cluster.persistent", "10.1.0.2", 9090, false); r.Status != 200 || r.Body != "ok" {
+		t.Fatalf("persistent register on a follower: %d %s", r.Status, r.Body)
+	}
+	for i, n := range nodes {
+		servertest.Eventually(t, 10*time.Second, func() error {
+			hosts, err := listHosts(t, n, "cluster.persistent")
+			if err != nil {
+				return err
+			}
+			if len(hosts) != 1 {
+				return fmt.Errorf("node %d lists %v", i, hosts)
+			}
+			return nil
+		})
+	}
+
+	// a config published on one node, read on each
+	pub := nodes[2].Do("POST", "/nacos/v1/cs/configs", nil, url.Values{"dataId": {"cluster.cfg"}, "group": {"G"}, "content": {"hello"}}, nil)
+	if pub.Status != 200 || pub.Body != "true" {
+		t.Fatalf("publish: %d %s", pub.Status, pub.Body)
+	}
+	for i, n := range nodes {
+		r := n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {"cluster.cfg"}, "group": {"G"}}, nil, nil)
+		if i == 2 && (r.Status != 200 || r.Body != "hello") {
+			t.Fatalf("read-your-write on the publishing node: %d %q", r.Status, r.Body)
+		}
+		servertest.Eventually(t, 5*time.Second, func() error {
+			r := n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {"cluster.cfg"}, "group": {"G"}}, nil, nil)
+			if r.Status != 200 || r.Body != "hello" {
+				return fmt.Errorf("node %d: %d %q", i, r.Status, r.Body)
+			}
+			return nil
+		})
+	}
+
+	// deregister on another non-owner
+	q := url.Values{"serviceName": {svc}, "ip": {"10.1.0.1"}, "port": {"8080"}, "ephemeral": {"true"}}
+	third := 3 - owner - other
+	if r := nodes[third].Do("DELETE", "/nacos/v1/ns/instance", q, nil, map[string]string{"User-Agent": javaUA}); r.Status != 200 {
+		t.Fatalf("deregister: %d %s", r.Status, r.Body)
+	}
+	for i, n := range nodes {
+		servertest.Eventually(t, 10*time.Second, func() error {
+			hosts, err := listHosts(t, n, svc)
+			if err != nil {
+				return err
+			}
+			if len(hosts) != 0 {
+				return fmt.Errorf("node %d still lists %v", i, hosts)
+			}
+			return nil
+		})
+	}
+
+	// node views
+	r := nodes[0].Do("GET", "/nacos/v1/core/cluster/nodes", nil, nil, nil)
+	if r.Status != 200 || strings.Count(r.Body, `"state":"UP"`) != 3 || !strings.Contains(r.Body, `"raftMetaData"`) {
+		t.Fatalf("nodes: %d %s", r.Status, r.Body)
+	}
+}
