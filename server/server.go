@@ -230,8 +230,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if ip == "" {
 		ip = selfIP()
 	}
+	// Java 1.4.8's settled self member: raftPort (MemberUtil.singleParse),
+	// version (ServerMemberManager.init) and lastRefreshTime, set by the
+	// update that removes the old naming raft metadata a few seconds after
+	// start. site, adWeight and weight appear only in cluster mode, from
+	// the naming status reports of other members.
 	s.self = compat.Member{IP: ip, Port: port, State: "UP", ExtendInfo: map[string]any{
-		"adWeight": "0", "raftPort": strconv.Itoa(port - 1000), "site": "unknow", "version": Version, "weight": "1"}}
+		"lastRefreshTime": s.cfg.Clock.Now().UnixMilli(), "raftPort": strconv.Itoa(port - 1000), "version": Version}}
 
 	raftAddr := s.cfg.RaftAddr
 	if raftAddr == "" {
