@@ -30,6 +30,10 @@ type CorpusRequest struct {
 	ExpectStatus int
 	// ExpectBody is the exact body the spec gives (nil: none given).
 	ExpectBody *string
+	// ExpectType is the content type the answer must have (lower case, no
+	// spaces; "" none given): with Poll, it tells a settled answer from a
+	// transient one that has the same status.
+	ExpectType string
 	// Poll, when set, resends the request until the spec's expectations
 	// hold or Poll has passed (a write becomes readable on Java only after
 	// its asynchronous dump; a real app waits the same way).
@@ -76,6 +80,8 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 		case strings.HasPrefix(line, "# expect-body"):
 			b := strings.TrimPrefix(strings.TrimPrefix(line, "# expect-body"), " ")
 			cur.ExpectBody = &b
+		case strings.HasPrefix(line, "# expect-type "):
+			cur.ExpectType = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(line[len("# expect-type "):])), " ", "")
 		case strings.HasPrefix(line, "# expect "):
 			st, err := strconv.Atoi(strings.TrimSpace(line[len("# expect "):]))
 			if err != nil {
@@ -317,6 +323,8 @@ func (req CorpusRequest) meets(resp CorpusResponse) string {
 		return fmt.Sprintf("status %d, spec says %d; body %s", resp.Status, req.ExpectStatus, short(resp.Body))
 	case req.ExpectBody != nil && resp.Body != *req.ExpectBody:
 		return fmt.Sprintf("body %q, spec says %q", short(resp.Body), *req.ExpectBody)
+	case req.ExpectType != "" && resp.ContentType != req.ExpectType:
+		return fmt.Sprintf("content type %q, want %q", resp.ContentType, req.ExpectType)
 	}
 	return ""
 }

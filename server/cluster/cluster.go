@@ -149,10 +149,13 @@ func New(cfg Config) (*Manager, error) {
 	}
 	m := &Manager{cfg: cfg, log: cfg.Logger, members: map[string]*member{}, upSet: map[string]bool{}, inIPList: true,
 		subs: map[int]func(){}, tasks: clock.NewSchedules(cfg.Clock)}
+	// Java 1.4.8's settled self member: raftPort (MemberUtil.singleParse),
+	// version (ServerMemberManager.init) and lastRefreshTime, set by the
+	// update of self a few seconds after start (seen on the reference).
 	m.self = parsedMember(host, port)
 	m.self.state = compat.MemberUp
-	m.self.ext["adWeight"], m.self.ext["site"], m.self.ext["weight"] = "0", "unknow", "1"
 	m.self.ext["version"] = cfg.Version
+	m.self.ext["lastRefreshTime"] = cfg.Clock.Now().UnixMilli()
 	m.members[m.self.address()] = m.self
 	m.upSet[m.self.address()] = true
 	m.ctx, m.stop = context.WithCancel(context.Background())

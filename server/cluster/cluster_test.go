@@ -133,7 +133,7 @@ func TestReportStates(t *testing.T) {
 	if hdr.Get("User-Agent") != "Nacos-Server:1.4.8" || hdr.Get("Nacos-Server") != "1.4.8" || !strings.HasPrefix(hdr.Get("Content-Type"), "application/json") {
 		t.Fatalf("report headers %v", hdr)
 	}
-	if !strings.HasPrefix(body, "/nacos/v1/core/cluster/report {\"ip\":\"127.0.0.1\",\"port\":1,\"state\":\"UP\",\"extendInfo\":{\"adWeight\":\"0\",\"raftPort\":\"-999\",\"site\":\"unknow\",\"version\":\"1.4.8\",\"weight\":\"1\"}") {
+	if !strings.HasPrefix(body, "/nacos/v1/core/cluster/report {\"ip\":\"127.0.0.1\",\"port\":1,\"state\":\"UP\",\"extendInfo\":{\"lastRefreshTime\":1700000000000,\"raftPort\":\"-999\",\"version\":\"1.4.8\"}") {
 		t.Fatalf("report body %s", body)
 	}
 

@@ -14,8 +14,11 @@ func appendClusterFull(w *compat.JSON, grouped string, c ClusterMeta, empty bool
 	w.Key("defaultPort").Int(80).Key("defaultCheckPort").Int(80).Key("useIPPort4Check").Bool(c.UseIPPort4Check).
 		Key("metadata")
 	appendStrMap(w, c.Metadata)
-	w.Key("sitegroup").Str("").Key("defCkport").Int(int64(c.DefCkport)).Key("defIPPort").Int(int64(c.EffectiveIPPort())).
-		Key("empty").Bool(empty).EndObject()
+	// empty before defIPPort: both are getter-only properties, which
+	// Jackson writes in the JVM's declared-method order (as the 1.4.8
+	// reference renders them)
+	w.Key("sitegroup").Str("").Key("defCkport").Int(int64(c.DefCkport)).Key("empty").Bool(empty).
+		Key("defIPPort").Int(int64(c.EffectiveIPPort())).EndObject()
 }
 
 // CatalogService is GET /catalog/service.
