@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short race fuzz bench conformance security lint clean ui ui-check ui-test
+.PHONY: build run test test-short race fuzz bench conformance security lint clean ui ui-check ui-test cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -38,6 +38,12 @@ bench:
 
 conformance:
 	bash conformance/ci.sh
+
+# The cluster fault suite: three nacosd processes on 127.0.0.11-13 with real
+# clients; kill -9 (leader included), a partition (iptables, as root), a full
+# restart, a client losing its server (conformance/cluster/run.sh).
+cluster-test:
+	bash conformance/cluster/run.sh
 
 # The attack suite against nacosd with auth on (docs/security.md); set
 # NACOSD_SECURITY_JAVA=host:port of a Java Nacos 1.4.8 started with

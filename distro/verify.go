@@ -210,34 +210,49 @@ func (d *Distro) AllDatums() []byte {
 	return d.Datums(keys)
 }
 
-// startLoad is DistroLoadDataTask: fetch every list from the first member
-// that answers, retrying every LoadRetry; after LoadWait without success
-// the node counts as initialized anyway (it may be the first one up, and
-// the checksum rounds bring in whatever the owners hold).
+// LoadOnce asks each other member in turn for every list
+// (GET /v1/ns/distro/datums) and applies the first answer; it reports
+// whether one answered. A starting node calls it before it serves clients,
+// so it does not answer with empty lists while its peers hold data.
+func (d *Distro) LoadOnce(ctx context.Context) bool {
+	for _, peer := range d.cfg.Members.Others() {
+		if ctx.Err() != nil {
+			return false
+		}
+		resp, err := d.do(ctx, Request{Method: http.MethodGet, Addr: peer, Path: "/v1/ns/distro/datums"})
+		if err != nil {
+			d.log.Debug("distro: load from peer failed", "peer", peer, "err", err)
+			continue
+		}
+		n, err := d.applyPayload(resp.Body)
+		if err != nil {
+			d.log.Warn("distro: load payload had bad lists", "peer", peer, "err", err)
+		}
+		d.log.Info("distro: loaded ephemeral data", "peer", peer, "services", n)
+		d.initialized.Store(true)
+		return true
+	}
+	if len(d.cfg.Members.Others()) == 0 {
+		d.initialized.Store(true)
+		return true
+	}
+	return false
+}
+
+// startLoad is DistroLoadDataTask: unless LoadOnce already succeeded, fetch
+// every list from the first member that answers, retrying every LoadRetry;
+// after LoadWait without success the node counts as initialized anyway (it
+// may be the first one up, and the checksum rounds bring in whatever the
+// owners hold).
 func (d *Distro) startLoad() {
+	if d.initialized.Load() {
+		return
+	}
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
 		start := d.cfg.Clock.Now()
-		for {
-			for _, peer := range d.cfg.Members.Others() {
-				resp, err := d.do(d.ctx, Request{Method: http.MethodGet, Addr: peer, Path: "/v1/ns/distro/datums"})
-				if err != nil {
-					d.log.Debug("distro: load from peer failed", "peer", peer, "err", err)
-					continue
-				}
-				n, err := d.applyPayload(resp.Body)
-				if err != nil {
-					d.log.Warn("distro: load payload had bad lists", "peer", peer, "err", err)
-				}
-				d.log.Info("distro: loaded ephemeral data", "peer", peer, "services", n)
-				d.initialized.Store(true)
-				return
-			}
-			if len(d.cfg.Members.Others()) == 0 {
-				d.initialized.Store(true)
-				return
-			}
+		for !d.LoadOnce(d.ctx) {
 			if !d.initialized.Load() && d.cfg.Clock.Now().Sub(start) >= d.cfg.LoadWait {
 				d.log.Info("distro: no member answered the load; starting with the checksum rounds only")
 				d.initialized.Store(true)

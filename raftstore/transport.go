@@ -14,6 +14,7 @@ import (
 type tcpStreamLayer struct {
 	ln        net.Listener
 	advertise net.Addr
+	source    *net.TCPAddr // local address of outgoing connections (nil: any)
 }
 
 func listenTCP(bind string, advertise net.Addr) (*tcpStreamLayer, error) {
@@ -24,12 +25,22 @@ func listenTCP(bind string, advertise net.Addr) (*tcpStreamLayer, error) {
 	if advertise == nil {
 		advertise = ln.Addr()
 	}
-	return &tcpStreamLayer{ln: ln, advertise: advertise}, nil
+	t := &tcpStreamLayer{ln: ln, advertise: advertise}
+	// A node bound to one address dials its peers from it too, so that its
+	// traffic is its own on a host with several addresses.
+	if a, ok := ln.Addr().(*net.TCPAddr); ok && a.IP != nil && !a.IP.IsUnspecified() {
+		t.source = &net.TCPAddr{IP: a.IP}
+	}
+	return t, nil
 }
 
 // Dial implements raft.StreamLayer.
 func (t *tcpStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	return net.DialTimeout("tcp", string(addr), timeout)
+	d := net.Dialer{Timeout: timeout}
+	if t.source != nil {
+		d.LocalAddr = t.source
+	}
+	return d.Dial("tcp", string(addr))
 }
 
 // Accept implements net.Listener.

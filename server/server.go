@@ -184,10 +184,22 @@ func (c Config) Validate() error {
 	case c.Logger == nil || c.Clock == nil:
 		return errors.New("server: Logger and Clock must be set")
 	}
+	if !c.Standalone && len(c.NacosServers) == 0 && len(c.MemberList) == 0 {
+		if _, err := os.Stat(c.ClusterConf); c.ClusterConf == "" || err != nil {
+			return fmt.Errorf("server: cluster mode needs its members: write %s (one ip:port per line), or set NACOS_SERVERS or nacos.member.list", orText(c.ClusterConf, "conf/cluster.conf under the Nacos home"))
+		}
+	}
 	if err := c.Auth.Settings().Validate(); err != nil {
 		return fmt.Errorf("server: %w", err)
 	}
 	return nil
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }
 
 // Server is one running node.
@@ -406,7 +418,12 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
-	s.ln = cln // counted, first-byte deadline (server/limits.go)
+	s.ln = cln             // counted, first-byte deadline (server/limits.go)
+	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
+		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+		s.distro.LoadOnce(lctx)
+		cancel()
+	}
 	s.serve(ctx)
 	s.startClusterLoops(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,

@@ -78,8 +78,8 @@ func (h *configHandlers) wrap(fn fiber.Handler) fiber.Handler {
 		if errors.As(err, &ce) {
 			return ce
 		}
-		if errors.Is(err, raftstore.ErrNotLeader) {
-			return err // ForwardToLeader sends it to the raft leader
+		if errors.Is(err, raftstore.ErrNotLeader) || errors.Is(err, raftstore.ErrLeadershipLost) {
+			return err // ForwardToLeader sends it to the raft leader, or answers Java's no-leader error
 		}
 		h.log.Error("config request failed", "method", c.Method(), "path", c.Path(), "err", err)
 		return compat.ConfigServerError(err.Error())

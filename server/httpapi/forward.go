@@ -65,6 +65,13 @@ func ForwardToLeader(d ForwardDeps) fiber.Handler {
 			}
 			return nil
 		}
+		if errors.Is(err, raftstore.ErrLeadershipLost) {
+			// this node lost the leadership while committing (cut off
+			// from its quorum, or an election): the write may or may not
+			// commit; answer as Java's JRaft answers a write without a
+			// leader, which a client retries
+			return noLeader(c)
+		}
 		var nl *raftstore.NotLeaderError
 		if !errors.As(err, &nl) {
 			return err

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The cluster fault suite (make cluster-test): builds nacosd, runs three
+# nodes on 127.0.0.11-13 and the fault scenarios of this directory. Needs
+# root for iptables (the partition), which it installs when missing. The
+# whole log goes to $NACOSD_CLUSTER_LOG (default /tmp/nacosd-cluster-test.log);
+# the summary lines (timings, convergence) are printed.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+if ! command -v iptables >/dev/null 2>&1; then
+  echo "cluster-test: installing iptables" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iptables) </dev/null >/dev/null 2>&1 \
+    || { echo "cluster-test: cannot install iptables" >&2; exit 1; }
+fi
+log="${NACOSD_CLUSTER_LOG:-/tmp/nacosd-cluster-test.log}"
+NACOSD_CLUSTER_TEST=1 go test -count=1 -timeout 20m -v ./conformance/cluster/ "$@" >"$log" 2>&1
+rc=$?
+grep -E '^(=== RUN|--- |ok|FAIL|PASS)|^\s+\w+_test\.go:[0-9]+: [^-]' "$log"
+if [[ $rc != 0 ]]; then
+  echo "cluster-test: FAILED (full log: $log); last lines:" >&2
+  tail -200 "$log" >&2
+fi
+exit $rc
