@@ -147,14 +147,32 @@ func AppendDatum(w *JSON, d Datum) {
 	w.EndArray().EndObject().Key("timestamp").Int(d.Timestamp).EndObject()
 }
 
-// DatumsJSON writes a Distro payload map {key: Datum, …} (keys sorted).
-func DatumsJSON(datums []Datum) []byte {
-	sort.Slice(datums, func(i, j int) bool { return datums[i].Key < datums[j].Key })
+// Initial capacities of the maps Java's Distro serialises; they decide the
+// key order of the JSON (java.util.HashMap / ConcurrentHashMap iteration).
+const (
+	DatumBatchCapacity    = 128  // DataStore.batchGet: a sync batch, a datum query
+	DatumSnapshotCapacity = 2048 // DataStore's ConcurrentHashMap(1024): GET /distro/datums
+	ChecksumCapacity      = 64   // DistroDataStorageImpl.getVerifyData
+)
+
+// DatumsJSON writes a Distro payload map {key: Datum, …} with its keys in
+// the iteration order of the Java map it stands for (initialCapacity, one
+// of the capacities above).
+func DatumsJSON(datums []Datum, initialCapacity int) []byte {
+	byKey := make(map[string]Datum, len(datums))
+	keys := make([]string, 0, len(datums))
+	for _, d := range datums {
+		if _, dup := byKey[d.Key]; !dup {
+			keys = append(keys, d.Key)
+		}
+		byKey[d.Key] = d
+	}
+	sort.Strings(keys)
 	w := NewJSON(256 * (len(datums) + 1))
 	w.BeginObject()
-	for _, d := range datums {
-		w.Key(d.Key)
-		AppendDatum(w, d)
+	for _, k := range JavaHashOrderStrings(keys, initialCapacity) {
+		w.Key(k)
+		AppendDatum(w, byKey[k])
 	}
 	w.EndObject()
 	return w.Bytes()
@@ -323,7 +341,8 @@ func InstancesChecksum(list []DistroInstance) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// ChecksumsJSON writes a verify payload {key: checksum, …} (keys sorted).
+// ChecksumsJSON writes a verify payload {key: checksum, …} in the order of
+// Java's HashMap(64).
 func ChecksumsJSON(sums map[string]string) []byte {
 	keys := make([]string, 0, len(sums))
 	for k := range sums {
@@ -332,7 +351,7 @@ func ChecksumsJSON(sums map[string]string) []byte {
 	sort.Strings(keys)
 	w := NewJSON(96 * (len(keys) + 1))
 	w.BeginObject()
-	for _, k := range keys {
+	for _, k := range JavaHashOrderStrings(keys, ChecksumCapacity) {
 		w.Key(k).Str(sums[k])
 	}
 	w.EndObject()

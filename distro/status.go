@@ -59,7 +59,7 @@ func statusBody(self, ns string, sums map[string]string) []byte {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range compat.JavaHashOrderStrings(keys, 16) { // ServiceChecksum's HashMap
 		inner.Key(k).Str(sums[k])
 	}
 	inner.EndObject().EndObject()

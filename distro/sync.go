@@ -133,7 +133,7 @@ func (d *Distro) sync(target string, keys []string) {
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip,deflate,sdch")
 	_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/datum", Header: h,
-		Body: compat.DatumsJSON(datums)})
+		Body: compat.DatumsJSON(datums, compat.DatumBatchCapacity)})
 	if d.ctx.Err() != nil {
 		return
 	}

@@ -195,19 +195,22 @@ func QueryBody(body []byte) ([]string, error) {
 
 // Datums answers GET /v1/ns/distro/datum: the held lists among keys.
 func (d *Distro) Datums(keys []string) []byte {
+	return compat.DatumsJSON(d.held(keys), compat.DatumBatchCapacity)
+}
+
+func (d *Distro) held(keys []string) []compat.Datum {
 	var out []compat.Datum
 	for _, k := range keys {
 		if dt, ok := d.cfg.Store.Datum(k); ok {
 			out = append(out, dt)
 		}
 	}
-	return compat.DatumsJSON(out)
+	return out
 }
 
 // AllDatums answers GET /v1/ns/distro/datums: every held list, owned or not.
 func (d *Distro) AllDatums() []byte {
-	keys := d.cfg.Store.Keys()
-	return d.Datums(keys)
+	return compat.DatumsJSON(d.held(d.cfg.Store.Keys()), compat.DatumSnapshotCapacity)
 }
 
 // LoadOnce asks each other member in turn for every list

@@ -174,7 +174,7 @@ func isJSONContentType(ct string) bool {
 // a known member's report updates this node's view of it ("true"), an
 // unknown address answers "false".
 func (h *coreHandlers) report(c *fiber.Ctx) error {
-	body := c.Body()
+	body := c.Request().Body()
 	ct := string(c.Request().Header.ContentType())
 	if ct == "" {
 		if len(body) == 0 {

@@ -57,10 +57,12 @@ func (h *distroHandlers) mount(ns fiber.Router) {
 	ns.Post("/service/status", h.serviceStatus)
 }
 
-// requestBody is a @RequestBody: a gzip body is inflated (Java's servers
-// send Content-Encoding: gzip over plain bodies, so only the magic counts).
+// requestBody is a @RequestBody as Tomcat hands it over: the raw bytes
+// (fiber's c.Body would decode by Content-Encoding, and Java's servers send
+// Content-Encoding: gzip over plain bodies), inflated only when they really
+// are gzip.
 func requestBody(c *fiber.Ctx) ([]byte, error) {
-	b := c.Body()
+	b := c.Request().Body()
 	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(b))
 		if err != nil {
@@ -172,7 +174,7 @@ func (h *distroHandlers) serviceStatus(c *fiber.Ctx) error {
 	if has == nil {
 		has = func(string) bool { return false }
 	}
-	res, err := h.Distro.OnServiceStatus(c.Body(), has)
+	res, err := h.Distro.OnServiceStatus(c.Request().Body(), has)
 	if err != nil {
 		var nm distro.ErrNotMember
 		if errors.As(err, &nm) {

@@ -92,6 +92,10 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 		ns.Get(base+"/distro/server", h.distroServer)
 		ns.Get(base+"/distro/status", h.distroStatus)
 		ns.Put(base+"/log", h.putLog)
+		ns.Get(base+"/cluster/state", h.clusterState)
+		ns.Add(fiber.MethodGet, base+"/server/status", h.serverStatus)
+		ns.Add(fiber.MethodPost, base+"/server/status", h.serverStatus)
+		ns.Add(fiber.MethodPut, base+"/server/status", h.serverStatus)
 	}
 	// The old HTTP raft of 1.3 is switched off in every 1.4.8 server once its
 	// members report 1.4+: each endpoint throws IllegalStateException (§7.2).

@@ -426,12 +426,15 @@ func (h *namingHandlers) distroServer(c *fiber.Ctx) error {
 	if !h.Registry.HasService(springNamespace(p), svc) {
 		return compat.IllegalArgument("service not found")
 	}
-	self := ""
-	if h.Cluster != nil {
-		self = h.Cluster.Self().Address()
+	owner := ""
+	switch {
+	case h.Distro.Distro != nil:
+		owner = h.Distro.Distro.MapSrv(svc) // DistroMapper.mapSrv
+	case h.Cluster != nil:
+		owner = h.Cluster.Self().Address()
 	}
 	w := compat.NewJSON(64)
-	return SendJSON(c, w.BeginObject().Key("responsibleServer").Str(self).EndObject().Bytes())
+	return SendJSON(c, w.BeginObject().Key("responsibleServer").Str(owner).EndObject().Bytes())
 }
 
 func (h *namingHandlers) distroStatus(c *fiber.Ctx) error {
@@ -439,6 +442,31 @@ func (h *namingHandlers) distroStatus(c *fiber.Ctx) error {
 		return SendJSON(c, []byte("{}"))
 	}
 	return SendJSON(c, h.membersJSON("status", false))
+}
+
+// clusterState is GET /operator/cluster/state: the local peer of the old
+// HTTP raft (RaftPeerSet.local()), which Java members ask each other about
+// before they know each other's versions (ServerListManager). nacosd has
+// never run that protocol: a follower of term 0 that voted for nobody.
+func (h *namingHandlers) clusterState(c *fiber.Ctx) error {
+	self := ""
+	if h.Cluster != nil {
+		self = h.Cluster.Self().Address()
+	}
+	w := compat.NewJSON(128)
+	w.BeginObject().Key("ip").Str(self).Key("term").Int(0).Key("leaderDueMs").Int(15000).
+		Key("heartbeatDueMs").Int(5000).Key("state").Str("FOLLOWER").EndObject()
+	return SendJSON(c, w.Bytes())
+}
+
+// serverStatus is /operator/server/status?serverStatus=… (the pre-1.3
+// member status report, ServerListManager.onReceiveServerStatus): accepted
+// and answered "ok"; membership comes from /v1/core/cluster/report.
+func (h *namingHandlers) serverStatus(c *fiber.Ctx) error {
+	if _, err := ParamsOf(c).SpringRequired("serverStatus"); err != nil {
+		return err
+	}
+	return SendText(c, "ok")
 }
 
 func (h *namingHandlers) putLog(c *fiber.Ctx) error {

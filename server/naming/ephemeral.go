@@ -1,6 +1,8 @@
 package naming
 
 import (
+	"slices"
+
 	"github.com/nacosd/nacosd/compat"
 )
 
@@ -66,18 +68,35 @@ func (r *Registry) EphemeralDatum(ns, grouped string) (d compat.Datum, ok bool) 
 		return d, false
 	}
 	d = compat.Datum{Key: compat.EphemeralKey(ns, grouped), Timestamp: 1, Instances: make([]compat.DistroInstance, 0, len(s.ephemeral))}
-	for _, in := range javaSetOrder(mapValues(s.ephemeral)) {
-		d.Instances = append(d.Instances, in.distro())
+	for _, k := range s.datumOrder {
+		if in, ok := s.ephemeral[k]; ok {
+			d.Instances = append(d.Instances, in.distro())
+		}
 	}
 	return d, true
 }
 
-func mapValues(m map[string]*Instance) []*Instance {
-	out := make([]*Instance, 0, len(m))
-	for _, v := range m {
-		out = append(out, v)
+// datumPut records an ephemeral write of key in the datum order Java's
+// ServiceManager.updateIpAddresses gives the list: a HashMap keyed by datum
+// key, created with the old list's size and filled with the old list (in
+// its order), then the written instance; its values() are the new list.
+// Caller holds s.mu (write).
+func (s *Service) datumPut(key string) {
+	s.datum = true
+	old := len(s.datumOrder)
+	if !slices.Contains(s.datumOrder, key) {
+		s.datumOrder = append(s.datumOrder, key)
 	}
-	return out
+	s.datumOrder = compat.JavaHashOrderStrings(s.datumOrder, compat.JavaHashCapacity(old, len(s.datumOrder)))
+}
+
+// datumRemove is the same for a removal (the map is filled, then the key
+// removed). Caller holds s.mu (write).
+func (s *Service) datumRemove(key string) {
+	s.datum = true
+	old := len(s.datumOrder)
+	s.datumOrder = compat.JavaHashOrderStrings(s.datumOrder, compat.JavaHashCapacity(old, old))
+	s.datumOrder = slices.DeleteFunc(s.datumOrder, func(k string) bool { return k == key })
 }
 
 func (in *Instance) distro() compat.DistroInstance {
@@ -102,6 +121,7 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 	}
 	now := r.nowMillis()
 	next := make(map[string]*Instance, len(list))
+	order := make([]string, 0, len(list))
 	for _, d := range list {
 		in := &Instance{InstanceID: d.InstanceID, IP: d.IP, Port: d.Port, Weight: clampWeight(d.Weight), Healthy: d.Healthy,
 			Enabled: d.Enabled, Ephemeral: true, ClusterName: d.ClusterName, ServiceName: grouped, Metadata: cloneMap(d.Metadata),
@@ -125,10 +145,13 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 		} else {
 			in.seq = r.seq.Add(1)
 		}
+		if _, dup := next[key]; !dup {
+			order = append(order, key)
+		}
 		next[key] = in
 	}
 	s.ephemeral = next
-	s.datum = true
+	s.datum, s.datumOrder = true, order // the owner's order, as Java keeps the received list
 	s.touch(now)
 	s.mu.Unlock()
 	r.changed(ns, grouped)
@@ -145,7 +168,7 @@ func (r *Registry) RemoveRemote(ns, grouped string) {
 	}
 	s.mu.Lock()
 	had := s.datum || len(s.ephemeral) > 0
-	s.datum = false
+	s.datum, s.datumOrder = false, nil
 	if len(s.ephemeral) > 0 {
 		s.ephemeral = map[string]*Instance{}
 		s.touch(r.nowMillis())

@@ -264,37 +264,102 @@ func javaSetOrder(set []*Instance) []*Instance {
 	return set
 }
 
-// checksumLocked is Service.recalculateChecksum: MD5 of the service string
-// and every instance "ip:port_weight_healthy_cluster," sorted by toString.
-// Recomputed lazily after a change. Caller holds s.mu (write).
+// checksumLocked is Service.recalculateChecksum (naming-v1.md §2.6): MD5
+// of getServiceString() and, for every instance sorted by toString,
+// "ip:port_weight_healthy_cluster,". Recomputed lazily after a change.
+// Caller holds s.mu (write). The service string is reproduced exactly
+// (checked against the checksums Java 1.4.8 nodes exchange in
+// /v1/ns/service/status), so a mixed cluster's status sync agrees.
 func (s *Service) checksumLocked() string {
 	if !s.dirty && s.checksum != "" {
 		return s.checksum
 	}
 	all := s.instancesOf(nil)
 	sort.Slice(all, func(i, j int) bool { return all[i].JavaString() < all[j].JavaString() })
-	var sb strings.Builder
-	sb.WriteString(`{"name":`)
-	sb.Write(compat.AppendJavaString(nil, s.meta.Name))
-	sb.WriteString(`,"protectThreshold":`)
-	sb.Write(compat.AppendJavaFloat(nil, s.meta.ProtectThreshold))
-	sb.WriteString(`,"ipCount":`)
-	sb.WriteString(strconv.Itoa(len(all)))
-	sb.WriteString("}")
+	b := s.appendServiceString(make([]byte, 0, 256+48*len(all)), all)
 	for _, in := range all {
-		sb.WriteString(in.Addr())
-		sb.WriteByte('_')
-		sb.WriteString(compat.FormatJavaDouble(in.Weight))
-		sb.WriteByte('_')
-		sb.WriteString(strconv.FormatBool(in.Healthy))
-		sb.WriteByte('_')
-		sb.WriteString(in.ClusterName)
-		sb.WriteByte(',')
+		b = append(b, in.Addr()...)
+		b = append(b, '_')
+		b = append(b, compat.FormatJavaDouble(in.Weight)...)
+		b = append(b, '_')
+		b = strconv.AppendBool(b, in.Healthy)
+		b = append(b, '_')
+		b = append(b, in.ClusterName...)
+		b = append(b, ',')
 	}
-	sum := md5.Sum([]byte(sb.String()))
+	sum := md5.Sum(b)
 	s.checksum = hex.EncodeToString(sum[:])
 	s.dirty = false
 	return s.checksum
+}
+
+// appendServiceString is Service.getServiceString: Jackson's JSON of a
+// HashMap (iteration order below; the null token is dropped) whose clusters
+// are HashMaps too, with the health checker serialised without its type
+// (an untyped map value: Tcp and None have no other property).
+func (s *Service) appendServiceString(b []byte, all []*Instance) []byte {
+	invalid := 0
+	for _, in := range all {
+		if !in.Healthy {
+			invalid++
+		}
+	}
+	b = append(b, `{"invalidIPCount":`...)
+	b = strconv.AppendInt(b, int64(invalid), 10)
+	b = append(b, `,"name":`...)
+	b = compat.AppendJavaString(b, s.meta.Name)
+	b = append(b, `,"ipCount":`...)
+	b = strconv.AppendInt(b, int64(len(all)), 10)
+	b = append(b, `,"owners":[],"protectThreshold":`...)
+	b = compat.AppendJavaFloat(b, s.meta.ProtectThreshold)
+	b = append(b, `,"clusters":[`...)
+	names := make([]string, 0, len(s.meta.Clusters))
+	for n := range s.meta.Clusters {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for i, n := range compat.JavaHashOrderStrings(names, 16) { // clusterMap is a HashMap
+		c := s.meta.Clusters[n]
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"healthChecker":`...)
+		b = appendUntypedChecker(b, c.HealthChecker)
+		b = append(b, `,"defIPPort":`...)
+		b = strconv.AppendInt(b, int64(c.EffectiveIPPort()), 10)
+		b = append(b, `,"defCkport":`...)
+		b = strconv.AppendInt(b, int64(c.DefCkport), 10)
+		b = append(b, `,"name":`...)
+		b = compat.AppendJavaString(b, c.Name)
+		b = append(b, `,"useIPPort4Check":`...)
+		b = strconv.AppendBool(b, c.UseIPPort4Check)
+		b = append(b, `,"sitegroup":""}`...)
+	}
+	return append(b, "]}"...)
+}
+
+// appendUntypedChecker writes a health checker as Jackson writes it as an
+// Object map value: its own properties only.
+func appendUntypedChecker(b []byte, h HealthChecker) []byte {
+	switch h.Type {
+	case "HTTP":
+		b = append(b, `{"path":`...)
+		b = compat.AppendJavaString(b, h.Path)
+		b = append(b, `,"headers":`...)
+		b = compat.AppendJavaString(b, h.Headers)
+		b = append(b, `,"expectedResponseCode":`...)
+		b = strconv.AppendInt(b, int64(h.ExpectedResponseCode), 10)
+		return append(b, '}')
+	case "MYSQL":
+		b = append(b, `{"user":`...)
+		b = compat.AppendJavaString(b, h.User)
+		b = append(b, `,"pwd":`...)
+		b = compat.AppendJavaString(b, h.Pwd)
+		b = append(b, `,"cmd":`...)
+		b = compat.AppendJavaString(b, h.Cmd)
+		return append(b, '}')
+	}
+	return append(b, "{}"...)
 }
 
 // Statuses answers GET /instance/statuses?key=... (§3.1.9).

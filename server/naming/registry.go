@@ -156,7 +156,8 @@ type Service struct {
 	checksum      string
 	dirty         bool
 	finalizeCount int
-	datum         bool // holds a Distro datum (an ephemeral list was written here or received)
+	datum         bool     // holds a Distro datum (an ephemeral list was written here or received)
+	datumOrder    []string // datum keys in the order Java's datum lists them (ephemeral.go)
 	owned         bool // this node was the service's owner at the last sweep
 }
 
@@ -284,7 +285,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
 	}
 	r.addInstance(s.ephemeral, &in, true)
-	s.datum = true
+	s.datumPut(in.DatumKey())
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
 	r.changed(f.NamespaceID, f.ServiceName)
@@ -396,7 +397,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	_, found := s.ephemeral[key]
 	delete(s.ephemeral, key)
 	if found {
-		s.datum = true
+		s.datumRemove(key)
 		s.touch(r.nowMillis())
 	}
 	s.mu.Unlock()
@@ -671,6 +672,7 @@ func (r *Registry) Sweep(now time.Time) {
 			}
 			if !r.cfg.DisableExpiry && ms-o.LastBeat > o.IPDeleteTimeout() {
 				delete(s.ephemeral, key)
+				s.datumRemove(key)
 				changed, removed = true, true
 				r.log.Info("instance expired", "service", s.meta.Name, "ip", o.IP, "port", o.Port)
 			}

@@ -1,0 +1,172 @@
+package server_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nacosd/nacosd/server"
+	"github.com/nacosd/nacosd/server/servertest"
+)
+
+// javaExchange is one HTTP exchange recorded between Java Nacos 1.4.8
+// nodes (compat/testdata/distro/java148).
+type javaExchange struct {
+	method, uri string
+	header      http.Header
+	body        string
+	status      int
+	respType    string
+	respBody    string
+}
+
+func readJavaExchange(t *testing.T, name string) javaExchange {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "compat", "testdata", "distro", "java148", name+".txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, resp, _ := strings.Cut(string(b), "\n=== response\n")
+	head, body, _ := strings.Cut(req, "\n\n")
+	lines := strings.Split(head, "\n")
+	f := strings.Fields(lines[0])
+	e := javaExchange{method: f[0], uri: f[1], header: http.Header{}, body: strings.TrimSuffix(body, "\n")}
+	for _, l := range lines[1:] {
+		k, v, _ := strings.Cut(l, ": ")
+		switch strings.ToLower(k) {
+		case "host", "content-length", "connection":
+			continue
+		}
+		e.header.Add(k, v)
+	}
+	rhead, rbody, _ := strings.Cut(resp, "\n\n")
+	rl := strings.Split(rhead, "\n")
+	e.status, _ = strconv.Atoi(strings.Fields(rl[0])[1])
+	for _, l := range rl[1:] {
+		if k, v, _ := strings.Cut(l, ": "); strings.EqualFold(k, "Content-Type") {
+			e.respType = v
+		}
+	}
+	e.respBody = strings.TrimSuffix(rbody, "\n")
+	return e
+}
+
+// replay sends the recorded request to n and returns status, type, body.
+func replay(t *testing.T, n *servertest.Node, e javaExchange, body string) (int, string, string) {
+	t.Helper()
+	req, err := http.NewRequest(e.method, "http://"+n.HTTPAddr()+e.uri, bytes.NewReader([]byte(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = e.header.Clone()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header.Get("Content-Type"), string(b)
+}
+
+// TestJavaNodeExchanges replays every recorded exchange of a Java 1.4.8
+// cluster against a nacosd member of that cluster: nacosd accepts each
+// request as a Java node does and answers with Java's status, content type
+// and, where the state is the same, Java's body byte for byte.
+func TestJavaNodeExchanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a cluster node")
+	}
+	cfg := servertest.ClusterConfigs(t, 1)[0]
+	self := cfg.NacosServers[0]
+	cfg.NacosServers = []string{self, "127.0.0.1:41848", "127.0.0.1:41858", "127.0.0.1:41868"}
+	cfg.ClusterTimings.ReportDelay = time.Hour // the Java peers are not running: no reports
+	cfg.ClusterTimings.VerifyInterval = time.Hour
+	n := servertest.StartCluster(t, []server.Config{cfg})[0]
+
+	check := func(name string, e javaExchange, st int, ct, body string, compareBody bool) {
+		t.Helper()
+		if st != e.status || !sameType(ct, e.respType) || (compareBody && body != e.respBody) {
+			t.Errorf("%s: nacosd %d %q %s\n   java %d %q %s", name, st, ct, body, e.status, e.respType, e.respBody)
+		}
+	}
+
+	// the snapshot a starting Java node loads: applied as a sync, then
+	// served back exactly
+	snap := readJavaExchange(t, "datums-get")
+	put := readJavaExchange(t, "datum-put")
+	st, ct, body := replay(t, n, put, snap.respBody)
+	check("datum-put (snapshot state)", put, st, ct, body, true)
+	st, ct, body = replay(t, n, snap, "")
+	check("datums-get", snap, st, ct, body, true)
+
+	for _, name := range []string{"datum-put", "datum-put-metadata", "checksum-put", "checksum-put-one",
+		"service-status", "service-status-empty", "cluster-report", "raft-vote"} {
+		e := readJavaExchange(t, name)
+		st, ct, body := replay(t, n, e, e.body)
+		check(name, e, st, ct, body, true)
+	}
+
+	get := readJavaExchange(t, "datum-get")
+	st, ct, body = replay(t, n, put, get.respBody) // Java's state of that key, then the query
+	check("datum-put (query state)", put, st, ct, body, true)
+	st, ct, body = replay(t, n, get, get.body)
+	check("datum-get", get, st, ct, body, true)
+
+	for _, name := range []string{"instance-statuses", "cluster-state"} {
+		e := readJavaExchange(t, name)
+		st, ct, body := replay(t, n, e, e.body)
+		check(name, e, st, ct, body, false)
+		if !strings.HasPrefix(body, "{") {
+			t.Errorf("%s: body %s", name, body)
+		}
+	}
+
+	// requests proxied by DistroFilter or sent by a node to itself: taken
+	// when this node owns the service, refused as a second hop otherwise
+	for _, name := range []string{"instance-post-proxied", "instance-delete-expired", "beat-proxied"} {
+		e := readJavaExchange(t, name)
+		svc := queryParam(e.uri, "serviceName")
+		if !strings.Contains(svc, "@@") {
+			svc = "DEFAULT_GROUP@@" + svc
+		}
+		r := n.Do("GET", "/nacos/v1/ns/operator/distro/server", url.Values{"serviceName": {svc}}, nil, nil)
+		var who struct {
+			ResponsibleServer string `json:"responsibleServer"`
+		}
+		if err := json.Unmarshal([]byte(r.Body), &who); err != nil {
+			t.Fatalf("distro/server: %s", r.Body)
+		}
+		owner := who.ResponsibleServer
+		st, ct, body := replay(t, n, e, e.body)
+		if owner == self {
+			check(name, e, st, ct, body, name != "beat-proxied")
+		} else if st != 400 || !strings.Contains(body, "receive invalid redirect request from peer") {
+			t.Errorf("%s for %s (owner %s): %d %s", name, svc, owner, st, body)
+		}
+	}
+}
+
+func queryParam(uri, name string) string {
+	_, q, _ := strings.Cut(uri, "?")
+	for _, kv := range strings.Split(q, "&") {
+		if k, v, _ := strings.Cut(kv, "="); k == name {
+			return v
+		}
+	}
+	return ""
+}
+
+// sameType compares content types as a client reads them (case and the
+// blank after ';' aside).
+func sameType(a, b string) bool {
+	norm := func(s string) string { return strings.ToLower(strings.ReplaceAll(s, "; ", ";")) }
+	return norm(a) == norm(b)
+}
