@@ -3,9 +3,9 @@ package server_test
 import (
 	"bytes"
 	"encoding/json"
-	"net/url"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"

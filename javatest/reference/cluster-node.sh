@@ -28,7 +28,7 @@ cd "$work"
 exec java -Xms256m -Xmx512m -XX:+UseSerialGC \
   --add-opens java.base/java.lang=ALL-UNNAMED --add-opens java.base/java.util=ALL-UNNAMED \
   --add-opens java.base/java.nio=ALL-UNNAMED --add-opens java.base/sun.nio.ch=ALL-UNNAMED \
-  -DembeddedStorage=true -Dnacos.home="$work" \
+  -Dnacos.home="$work" \
   -Dserver.port="$port" -Dserver.address="$ip" \
   -Dnacos.inetutils.ip-address="$ip" -Dnacos.server.ip="$ip" -Dnacos.inetutils.prefer-hostname-over-ip=false \
   -Dnacos.core.auth.enabled=false -Dnacos.naming.distro.taskDispatchThreadCount=1 \

@@ -158,7 +158,7 @@ type Service struct {
 	finalizeCount int
 	datum         bool     // holds a Distro datum (an ephemeral list was written here or received)
 	datumOrder    []string // datum keys in the order Java's datum lists them (ephemeral.go)
-	owned         bool // this node was the service's owner at the last sweep
+	owned         bool     // this node was the service's owner at the last sweep
 }
 
 // New builds the registry from the CP store's current state and starts the
