@@ -53,8 +53,14 @@ func (a *hclogAdapter) enabled(level hclog.Level) bool {
 }
 
 func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
-	if level == hclog.Warn && strings.HasPrefix(msg, "heartbeat timeout reached, starting election") {
+	switch {
+	case level == hclog.Warn && strings.HasPrefix(msg, "heartbeat timeout reached, starting election"):
 		level = hclog.Info // every start of a node begins this way; not worth a warning
+	case level == hclog.Error && msg == "failed to decode incoming command":
+		// something that does not speak raft dialled the raft port: in a
+		// mixed cluster, a Java member's JRaft (which also uses port-1000),
+		// every second; not this node's error
+		level = hclog.Debug
 	}
 	if !a.enabled(level) {
 		return

@@ -46,6 +46,21 @@ type Store struct {
 	closeErr  error
 }
 
+// IsEmpty reports whether dir holds no raft state yet (no log file and no
+// snapshot): a node opening it would bootstrap.
+func IsEmpty(dir string) (bool, error) {
+	if _, err := os.Stat(filepath.Join(dir, "raft.db")); err == nil {
+		return false, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("raftstore: %w", err)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "snapshots"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, fmt.Errorf("raftstore: %w", err)
+	}
+	return len(ents) == 0, nil
+}
+
 // Open opens (or creates) the store in cfg.Dir and starts the raft node.
 // On an existing directory it returns only once the state is rebuilt from
 // the latest snapshot and the log. On a one-node cluster it also waits for

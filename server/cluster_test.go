@@ -90,8 +90,11 @@ func TestClusterThreeNodes(t *testing.T) {
 
 	svc := "cluster.svc"
 	owner, other := ownerOf(t, nodes, svc)
-	if r := register(t, nodes[other], svc, "10.1.0.1", 8080, true); r.Status != 200 || r.Body != "ok" {
-		t.Fatalf("register on a non-owner: %d %s", r.Status, r.Body)
+	// Java's DistroFilter relays the owner's answer as application/json;charset=UTF-8
+	// (compat/testdata/distro/java148/instance-post-proxied)
+	if r := register(t, nodes[other], svc, "10.1.0.1", 8080, true); r.Status != 200 || r.Body != "ok" ||
+		r.Header.Get("Content-Type") != "application/json;charset=UTF-8" {
+		t.Fatalf("register on a non-owner: %d %s %q", r.Status, r.Body, r.Header.Get("Content-Type"))
 	}
 	for i, n := range nodes {
 		servertest.Eventually(t, 10*time.Second, func() error {

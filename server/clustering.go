@@ -56,14 +56,21 @@ func (s *Server) identityHeader(h http.Header) {
 }
 
 // raftPeers is the voter list a fresh cluster member bootstraps with: every
-// member of the list, each at its port − 1000 (Java's raft port rule), self
-// at its actual raft address.
+// member of the list but those known to be Java nodes, each at the raft
+// address it announced or else at its port − 1000 (Java's raft port rule).
 func (s *Server) raftPeers(selfRaft string) []raftstore.Peer {
 	var out []raftstore.Peer
 	self := s.members.SelfAddress()
 	for _, a := range s.members.Addresses() {
 		if a == self {
 			out = append(out, raftstore.Peer{ID: a, Addr: selfRaft})
+			continue
+		}
+		switch kind, raftAddr := s.members.Kind(a); kind {
+		case cluster.KindJava: // its JRaft cannot vote here
+			continue
+		case cluster.KindNacosd:
+			out = append(out, raftstore.Peer{ID: a, Addr: raftAddr})
 			continue
 		}
 		host, port, err := compat.SplitMemberAddress(a)

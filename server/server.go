@@ -126,6 +126,16 @@ type ClusterTimings struct {
 	VerifyInterval time.Duration
 	// LoadWait: how long a starting node waits for a peer's data (10 s).
 	LoadWait time.Duration
+	// BootstrapWait: how long a first start waits to hear from every
+	// member before it fixes the raft voter set (10 s).
+	BootstrapWait time.Duration
+}
+
+func (t ClusterTimings) bootstrapWait() time.Duration {
+	if t.BootstrapWait > 0 {
+		return t.BootstrapWait
+	}
+	return 10 * time.Second
 }
 
 // Settings converts the properties for the auth service, which refuses
@@ -284,6 +294,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	rc.Bootstrap = true
 	rc.Standalone = s.cfg.Standalone
 	if !s.cfg.Standalone {
+		if fresh, _ := raftstore.IsEmpty(rc.Dir); fresh {
+			// first start: learn which members are Java nodes before the
+			// voter set is fixed (members that do not answer count as voters)
+			pctx, cancel := context.WithTimeout(ctx, s.cfg.ClusterTimings.bootstrapWait())
+			s.members.Probe(pctx, 500*time.Millisecond)
+			cancel()
+		}
 		rc.Peers = s.raftPeers(raftAddr)
 		rc.OpenTimeout = 5 * time.Second // without a quorum yet the node still starts (AP data, reads)
 	}

@@ -1,12 +1,15 @@
 package cluster
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/nacosd/nacosd/compat"
 )
@@ -21,21 +24,29 @@ func (m *Manager) reportOnce() {
 	m.mu.Lock()
 	m.cursor = (m.cursor + 1) % len(others)
 	target := others[m.cursor]
-	body := m.selfLocked().JSON()
 	m.mu.Unlock()
+	m.reportTo(m.ctx, target)
+}
 
+// reportTo sends one report and applies its outcome; it reports whether
+// the target answered at all.
+func (m *Manager) reportTo(ctx context.Context, target string) bool {
+	m.mu.RLock()
+	body := m.selfLocked().JSON()
+	m.mu.RUnlock()
 	h := http.Header{"Content-Type": {"application/json;charset=UTF-8"}, "Nacos-Server": {m.cfg.Version}}
 	if m.cfg.RaftAddr != "" {
 		h.Set(HeaderRaft, m.cfg.RaftAddr)
 	}
-	resp, err := m.cfg.Peers.Do(m.ctx, Request{Method: http.MethodPost, Addr: target, Path: "/v1/core/cluster/report", Header: h, Body: body})
-	if m.ctx.Err() != nil {
-		return
+	resp, err := m.cfg.Peers.Do(ctx, Request{Method: http.MethodPost, Addr: target, Path: "/v1/core/cluster/report", Header: h, Body: body})
+	if ctx.Err() != nil {
+		return false
 	}
 	switch {
 	case err != nil:
 		m.log.Debug("cluster: report failed", "target", target, "err", err)
 		m.onFail(target, refused(err))
+		return false
 	case resp.Status == http.StatusNotFound || resp.Status == http.StatusNotImplemented:
 		m.log.Warn("cluster: member version is too low; it is recommended to upgrade it", "target", target, "version", m.cfg.Version)
 	case resp.Status == http.StatusOK && restResultOK(resp.Body):
@@ -48,6 +59,42 @@ func (m *Manager) reportOnce() {
 	default:
 		m.log.Warn("cluster: report rejected", "target", target, "status", resp.Status, "body", truncate(resp.Body, 200))
 		m.onFail(target, false)
+	}
+	return true
+}
+
+// Probe reports to every other member at once, again every interval to
+// those that have not answered, until all answered or ctx ends. A node
+// that bootstraps raft for the first time calls it to learn which members
+// are Java nodes (their JRaft cannot vote in nacosd's raft group).
+func (m *Manager) Probe(ctx context.Context, interval time.Duration) {
+	pending := m.Others()
+	for len(pending) > 0 {
+		var mu sync.Mutex
+		var next []string
+		var wg sync.WaitGroup
+		for _, t := range pending {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if !m.reportTo(ctx, t) {
+					mu.Lock()
+					next = append(next, t)
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		pending = next
+		if len(pending) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			m.log.Info("cluster: members not heard from before raft bootstrap; counted as nacosd voters", "members", strings.Join(pending, ","))
+			return
+		case <-time.After(interval):
+		}
 	}
 }
 

@@ -159,7 +159,8 @@ func ClusterConfigs(t testing.TB, n int) []server.Config {
 		cfg.Port = ports[i]
 		cfg.NacosServers = addrs
 		cfg.ClusterTimings = server.ClusterTimings{ReportDelay: 50 * time.Millisecond, ReportInterval: 100 * time.Millisecond,
-			SyncDelay: 20 * time.Millisecond, VerifyInterval: 300 * time.Millisecond, LoadWait: time.Second}
+			SyncDelay: 20 * time.Millisecond, VerifyInterval: 300 * time.Millisecond, LoadWait: time.Second,
+			BootstrapWait: time.Second}
 		cfgs[i] = cfg
 	}
 	return cfgs
