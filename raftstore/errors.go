@@ -32,6 +32,12 @@ var (
 	// Config.ApplyTimeout (or the context deadline). Nothing was written.
 	ErrTimeout = errors.New("raftstore: timed out enqueueing write")
 
+	// ErrStorage is returned by writes when this node could not write its
+	// raft log or stable store (a full disk, an I/O error): nothing was
+	// written. The error also wraps the disk's error. Once the disk is
+	// writable again the node takes writes again by itself.
+	ErrStorage = errors.New("raftstore: cannot write the raft log")
+
 	// ErrLeadershipLost is returned by Apply when the node lost leadership
 	// after the write was sent: the write may or may not be committed.
 	// Do not blindly retry a non-idempotent write on another node.

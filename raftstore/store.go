@@ -39,6 +39,7 @@ type Store struct {
 	trans  *raft.NetworkTransport
 	stream *tcpStreamLayer
 	bolt   *raftboltdb.BoltStore
+	logs   *logStore // bolt, remembering its last failed write
 	locks  keyLocks // per-key locks of Update
 
 	closeOnce sync.Once
@@ -79,6 +80,8 @@ func (s *Store) open() error {
 		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
 	}
 	s.bolt = bs
+	ls := &logStore{BoltStore: bs}
+	s.logs = ls
 
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, cfg.SnapshotRetain, hl.Named("snapshot"))
 	if err != nil {
@@ -120,7 +123,7 @@ func (s *Store) open() error {
 	}
 
 	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(bs, bs, snaps)
+		has, err := raft.HasExistingState(ls, ls, snaps)
 		if err != nil {
 			return fmt.Errorf("raftstore: check existing state in %s: %w", cfg.Dir, err)
 		}
@@ -128,7 +131,7 @@ func (s *Store) open() error {
 			conf := raft.Configuration{Servers: []raft.Server{{
 				Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
 			}}}
-			if err := raft.BootstrapCluster(rc, bs, bs, snaps, trans, conf); err != nil {
+			if err := raft.BootstrapCluster(rc, ls, ls, snaps, trans, conf); err != nil {
 				return fmt.Errorf("raftstore: bootstrap %s: %w", cfg.Dir, err)
 			}
 			s.log.Info("raftstore: bootstrapped one-node cluster", "id", cfg.NodeID, "addr", trans.LocalAddr())
@@ -136,13 +139,13 @@ func (s *Store) open() error {
 	}
 
 	if cfg.Standalone {
-		if err := s.pinSingleNode(rc, bs, snaps, trans); err != nil {
+		if err := s.pinSingleNode(rc, ls, snaps, trans); err != nil {
 			return err
 		}
 	}
 
 	s.fsm = newFSM(s.log)
-	r, err := raft.NewRaft(rc, s.fsm, bs, bs, snaps, trans)
+	r, err := raft.NewRaft(rc, s.fsm, ls, ls, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("raftstore: start raft: %w", err)
 	}
@@ -152,7 +155,7 @@ func (s *Store) open() error {
 
 // pinSingleNode rewrites a stored configuration that is not exactly this
 // node as the sole voter (Config.Standalone).
-func (s *Store) pinSingleNode(rc *raft.Config, bs *raftboltdb.BoltStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.SnapshotStore, trans raft.Transport) error {
 	has, err := raft.HasExistingState(bs, bs, snaps)
 	if err != nil || !has {
 		return err
@@ -350,10 +353,19 @@ func (s *Store) waitFuture(ctx context.Context, f raft.Future) error {
 	}
 }
 
-// mapErr turns raft errors into this package's sentinels.
+// mapErr turns raft errors into this package's sentinels. A write that
+// failed because the log could not be written — directly, or as
+// ErrNotLeader from a node that stepped down after such a failure and has
+// no leader since — is an ErrStorage error naming the disk's error.
 func (s *Store) mapErr(op string, err error) error {
+	fail := s.logs.failure()
 	switch {
+	case isStorageErr(err, fail):
+		return storageError(op, fail)
 	case errors.Is(err, raft.ErrNotLeader):
+		if fail != nil && s.LeaderAddr() == "" {
+			return storageError(op, fail)
+		}
 		return ErrNotLeader
 	case errors.Is(err, raft.ErrRaftShutdown):
 		return ErrClosed

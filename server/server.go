@@ -392,17 +392,22 @@ func (s *Server) RaftAddr() string { return s.store.Addr() }
 func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
 
 // status is ServerStatusManager: the overriddenServerStatus switch when
-// set, else UP while the CP store has a leader.
+// set, else UP once the naming registry serves. CP availability (a raft
+// leader, a writable log) does not gate it: reads and ephemeral instances
+// never touch raft, and CP writes answer their own error (raftstore's
+// ErrStorage, ErrNotLeader) while the CP store cannot take them. Java 1.4.8
+// standalone behaves alike (StandalonePersistentServiceProcessor is
+// available unless JRaft reported an error); Java's cluster mode answers
+// every naming call 503 while JRaft has no leader or after a raft error.
+// See docs/operations.md.
 func (s *Server) status() string {
-	if s.registry != nil {
-		if o := s.registry.Switches().OverriddenServerStatus; o != nil && *o != "" {
-			return *o
-		}
+	if s.registry == nil {
+		return "STARTING"
 	}
-	if s.store != nil && s.store.IsLeader() {
-		return "UP"
+	if o := s.registry.Switches().OverriddenServerStatus; o != nil && *o != "" {
+		return *o
 	}
-	return "DOWN"
+	return "UP"
 }
 
 // raftStatus is this node's view of the CP group for the console.
