@@ -40,7 +40,7 @@ type Store struct {
 	stream *tcpStreamLayer
 	bolt   *raftboltdb.BoltStore
 	logs   *logStore // bolt, remembering its last failed write
-	locks  keyLocks // per-key locks of Update
+	locks  keyLocks  // per-key locks of Update
 
 	closeOnce sync.Once
 	closed    chan struct{}
