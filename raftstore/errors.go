@@ -38,6 +38,11 @@ var (
 	// writable again the node takes writes again by itself.
 	ErrStorage = errors.New("raftstore: cannot write the raft log")
 
+	// ErrCorrupt is returned by Open when a file of the data directory is
+	// damaged (a *CorruptError names the file and what to do). Nothing was
+	// started and nothing written.
+	ErrCorrupt = errors.New("raftstore: data directory damaged")
+
 	// ErrLeadershipLost is returned by Apply when the node lost leadership
 	// after the write was sent: the write may or may not be committed.
 	// Do not blindly retry a non-idempotent write on another node.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -59,17 +60,15 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return nil
 	}
 	defer f.applied.set(l.Index)
-	switch t := CommandType(l.Data[0]); t {
-	case CmdBatch:
-		b, err := decodeBatch(l.Data[1:])
-		if err != nil {
-			// Every node would skip or apply it differently; stop instead.
-			panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
+	b, err := decodeEntry(l.Data)
+	if err != nil {
+		// Every node would skip or apply it differently; stop instead.
+		if errors.Is(err, errUnknownCommand) {
+			panic(fmt.Sprintf("raftstore: log %d: %v", l.Index, err))
 		}
-		return f.applyBatch(l.Index, b)
-	default:
-		panic(fmt.Sprintf("raftstore: log %d: unknown command type %d", l.Index, t))
+		panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
 	}
+	return f.applyBatch(l.Index, b)
 }
 
 // applyBatch checks every condition, then applies every op, at index. A

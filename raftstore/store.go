@@ -73,19 +73,33 @@ func (s *Store) open() error {
 	hl := newHclogAdapter(s.log, "raft")
 
 	dbPath := filepath.Join(cfg.Dir, "raft.db")
+	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, cfg.SnapshotRetain, hl.Named("snapshot"))
+	if err != nil {
+		return fmt.Errorf("raftstore: open snapshot store %s: %w", filepath.Join(cfg.Dir, "snapshots"), err)
+	}
+	// a damaged directory is an error naming the file, not a panic (verify.go)
+	v := &verifier{dir: cfg.Dir, dbPath: dbPath, log: s.log}
+	damagedSnaps, err := v.verifySnapshots(snaps)
+	if err != nil {
+		return err
+	}
+	if err := v.verifyBolt(); err != nil {
+		return err
+	}
 	// A lock timeout turns "another process has the directory" into an
 	// error instead of a hang.
-	bs, err := raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second}})
-	if err != nil {
+	var bs *raftboltdb.BoltStore
+	if err := guarded(func() (err error) {
+		bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second}})
+		return err
+	}); err != nil {
 		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
 	}
 	s.bolt = bs
 	ls := &logStore{BoltStore: bs}
 	s.logs = ls
-
-	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, cfg.SnapshotRetain, hl.Named("snapshot"))
-	if err != nil {
-		return fmt.Errorf("raftstore: open snapshot store %s: %w", filepath.Join(cfg.Dir, "snapshots"), err)
+	if err := v.verifyLog(ls, damagedSnaps); err != nil {
+		return err
 	}
 
 	var advertise net.Addr

@@ -34,11 +34,15 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// nacosdBinary builds the binary once per test process.
+// nacosdBinary builds the binary once per test process; NACOSD_TEST_BIN
+// names another build to test instead (e.g. an older commit's).
 func nacosdBinary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
+	}
+	if bin := os.Getenv("NACOSD_TEST_BIN"); bin != "" {
+		return bin
 	}
 	build.once.Do(func() {
 		build.dir, build.err = os.MkdirTemp("", "nacosd-bin-")
@@ -110,10 +114,22 @@ func startNode(t *testing.T, dir string, port int, extra ...string) *node {
 // launch starts the binary without waiting.
 func launch(t *testing.T, dir string, port int, extra ...string) *node {
 	t.Helper()
+	return launchWith(t, "", dir, port, extra...)
+}
+
+// launchWith is launch with an address-space cap (ulimit -v, e.g.
+// "2000000" KiB) when memLimitKiB is set, so a runaway allocation fails
+// the process instead of the machine.
+func launchWith(t *testing.T, memLimitKiB, dir string, port int, extra ...string) *node {
+	t.Helper()
 	bin := nacosdBinary(t)
 	args := append([]string{"-port", strconv.Itoa(port), "-host", "127.0.0.1", "-ip", "127.0.0.1",
 		"-data-dir", dir, "-raft-addr", "127.0.0.1:0", "-push-addr", "127.0.0.1:0", "-log-level", "warn"}, extra...)
-	n := &node{t: t, cmd: exec.Command(bin, args...), base: "http://127.0.0.1:" + strconv.Itoa(port) + "/nacos",
+	cmd := exec.Command(bin, args...)
+	if memLimitKiB != "" {
+		cmd = exec.Command("/bin/sh", append([]string{"-c", `ulimit -v ` + memLimitKiB + ` && exec "$0" "$@"`, bin}, args...)...)
+	}
+	n := &node{t: t, cmd: cmd, base: "http://127.0.0.1:" + strconv.Itoa(port) + "/nacos",
 		log: &syncBuffer{}, client: &http.Client{Timeout: 20 * time.Second}, done: make(chan struct{})}
 	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
 	if err := n.cmd.Start(); err != nil {
@@ -126,6 +142,11 @@ func launch(t *testing.T, dir string, port int, extra ...string) *node {
 
 // wait waits for the process to exit by itself.
 func (n *node) wait(d time.Duration) (exited bool) {
+	select {
+	case <-n.done:
+		return true
+	default:
+	}
 	select {
 	case <-n.done:
 		return true
