@@ -44,6 +44,10 @@ type Instance struct {
 	// seq orders instances registered earlier first among Java hash ties
 	// (kept across re-registration, not stored).
 	seq uint64
+	// rev is the store revision of a persistent instance's record; legacy
+	// marks one read from an old per-service list record (persist.go).
+	rev    uint64
+	legacy bool
 	// health-check state of persistent instances (not stored)
 	checkOK, checkFail int
 	mockValid          bool

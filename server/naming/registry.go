@@ -21,6 +21,7 @@ import (
 // metadata and switches). Watch callbacks run on the FSM goroutine.
 type CPStore interface {
 	Apply(ctx context.Context, b raftstore.Batch) (uint64, error)
+	Update(ctx context.Context, keys []raftstore.Key, build func() (raftstore.Batch, error)) (uint64, error)
 	Get(bucket, key string) (raftstore.Record, bool)
 	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
 	Watch(fn func(raftstore.Event)) (cancel func())

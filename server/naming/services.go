@@ -553,9 +553,11 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 	var persisted []string
 	err := r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(_ *Service, list map[string]*Instance) error {
 		persisted = persisted[:0]
-		for _, in := range list {
+		for k, in := range list {
 			if matches(in, false) {
-				apply(in)
+				c := in.clone() // list shares the live instances: replace, never modify
+				apply(c)
+				list[k] = c
 				persisted = append(persisted, in.DatumKey()+suffix(false))
 			}
 		}
