@@ -86,7 +86,7 @@ type boltChecker struct {
 // higher transaction id.
 func (c *boltChecker) readMeta() (warn string, err error) {
 	type meta struct {
-		pageSize                int
+		pageSize                 int
 		root, freelist, pgid, tx uint64
 	}
 	read := func(off int64) (meta, error) {

@@ -61,7 +61,7 @@ func zeroAt(t *testing.T, path string, off int64, n int) {
 
 // damageFixture is a closed store directory and the states it went through.
 type damageFixture struct {
-	dir                        string
+	dir                       string
 	final, beforeLast, atSnap map[string]string
 }
 
