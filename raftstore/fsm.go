@@ -40,6 +40,8 @@ type fsm struct {
 	data buckets
 
 	applied appliedIndex
+	ring    *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
+	onBytes func(since uint64) // set once before raft starts; called on the FSM goroutine
 
 	watchMu  sync.Mutex
 	watchers []*watcher // copy on write: Apply iterates a snapshot of the slice
@@ -50,8 +52,12 @@ type watcher struct {
 }
 
 func newFSM(log *slog.Logger) *fsm {
-	return &fsm{log: log, data: buckets{}, applied: appliedIndex{ch: make(chan struct{})}}
+	return &fsm{log: log, data: buckets{}, applied: appliedIndex{ch: make(chan struct{})}, ring: newSizeRing(defaultTrailingLogs)}
 }
+
+// setOnBytes sets the callback told the bytes applied since the last
+// snapshot after every entry. Call it before raft starts.
+func (f *fsm) setOnBytes(fn func(since uint64)) { f.onBytes = fn }
 
 // Apply implements raft.FSM. It must stay deterministic: it depends only on
 // the state and the entry, never on time or randomness.
@@ -60,6 +66,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return nil
 	}
 	defer f.applied.set(l.Index)
+	if since := f.ring.add(len(l.Data)); f.onBytes != nil {
+		f.onBytes(since)
+	}
 	b, err := decodeEntry(l.Data)
 	if err != nil {
 		// Every node would skip or apply it differently; stop instead.
@@ -189,6 +198,7 @@ func (f *fsm) scan(bucket, prefix string, fn func(string, Record) bool) {
 // Snapshot implements raft.FSM: it copies the maps (records are immutable,
 // so a shallow copy is a consistent snapshot); Persist does the I/O.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.ring.snapshotted()
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	cp := make(buckets, len(f.data))
@@ -218,6 +228,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.data = data
 	f.mu.Unlock()
 	f.applied.reset(applied)
+	f.ring.reset()
 	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data))
 	f.notify(Event{Index: applied, Reset: true})
 	return nil

@@ -42,6 +42,8 @@ type Store struct {
 	logs   *logStore // bolt, remembering its last failed write
 	locks  keyLocks  // per-key locks of Update
 
+	compactor *compactor // size-triggered snapshots (compact.go)
+
 	closeOnce sync.Once
 	closed    chan struct{}
 	closeErr  error
@@ -159,12 +161,24 @@ func (s *Store) open() error {
 	}
 
 	s.fsm = newFSM(s.log)
+	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
+	c := s.newCompactor()
 	r, err := raft.NewRaft(rc, s.fsm, ls, ls, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("raftstore: start raft: %w", err)
 	}
 	s.raft = r
+	s.compactor = c
+	go c.run()
 	return s.catchUp()
+}
+
+// trailingLogs is the configured TrailingLogs or raft's default.
+func (s *Store) trailingLogs() uint64 {
+	if s.cfg.TrailingLogs > 0 {
+		return s.cfg.TrailingLogs
+	}
+	return defaultTrailingLogs
 }
 
 // pinSingleNode rewrites a stored configuration that is not exactly this
@@ -285,6 +299,9 @@ func (s *Store) shutdown() {
 		}
 		if s.trans == nil && s.stream != nil {
 			_ = s.stream.Close()
+		}
+		if s.compactor != nil {
+			<-s.compactor.done // its Snapshot ended with raft's shutdown
 		}
 		if s.bolt != nil {
 			if err := s.bolt.Close(); err != nil {
