@@ -105,8 +105,11 @@ func (in *Instance) IDGenerator() (string, bool) {
 	return v, ok
 }
 
+// clone returns a deep copy that is a new, unstored instance (no record
+// revision): writePersistent writes exactly the instances without one.
 func (in *Instance) clone() *Instance {
 	c := *in
+	c.rev, c.legacy = 0, false
 	if in.Metadata != nil {
 		c.Metadata = make(map[string]string, len(in.Metadata))
 		for k, v := range in.Metadata {

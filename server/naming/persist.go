@@ -178,8 +178,7 @@ func (r *Registry) applyInstanceOps(index uint64, ops []raftstore.Op) {
 			s = r.serviceForStore(ns, name)
 		}
 		s.mu.Lock()
-		prev := s.persistent // health carries over from before the batch
-		next := maps.Clone(prev)
+		var gone map[string]*Instance // removed earlier in this batch: health carries over
 		for _, op := range bySvc[key] {
 			switch {
 			case op.Bucket == BucketPersist && op.Kind == raftstore.OpPut:
@@ -188,18 +187,25 @@ func (r *Registry) applyInstanceOps(index uint64, ops []raftstore.Op) {
 					r.log.Error("bad persistent instance record", "key", op.Key, "err", err)
 					continue
 				}
-				next = make(map[string]*Instance, len(list))
+				next := make(map[string]*Instance, len(list))
 				for _, in := range list {
 					if in.Metadata == nil {
 						in.Metadata = map[string]string{}
 					}
 					in.rev, in.legacy = index, true
-					next[in.DatumKey()] = in
+					datum := in.DatumKey()
+					r.adoptLocked(s, datum, in)
+					next[datum] = in
 				}
+				s.persistent = next
 			case op.Bucket == BucketPersist: // the old list goes (converted or service deleted)
-				for datum, in := range next {
+				for datum, in := range s.persistent {
 					if in.legacy {
-						delete(next, datum)
+						if gone == nil {
+							gone = map[string]*Instance{}
+						}
+						gone[datum] = in
+						delete(s.persistent, datum)
 					}
 				}
 			case op.Kind == raftstore.OpPut:
@@ -210,18 +216,16 @@ func (r *Registry) applyInstanceOps(index uint64, ops []raftstore.Op) {
 					continue
 				}
 				in.rev = index
-				next[datum] = in
+				if old, ok := gone[datum]; ok {
+					s.persistent[datum] = old
+				}
+				r.adoptLocked(s, datum, in)
+				s.persistent[datum] = in
 			default:
 				_, datum, _ := splitInstKey(op.Key)
-				delete(next, datum)
+				delete(s.persistent, datum)
 			}
 		}
-		for datum, in := range next {
-			if prev[datum] != in { // decoded in this batch
-				r.adoptLocked(s, datum, in)
-			}
-		}
-		s.persistent = next
 		s.touch(r.nowMillis())
 		s.mu.Unlock()
 		r.changed(ns, name)
@@ -245,9 +249,11 @@ func hasPut(ops []raftstore.Op) bool {
 //
 // mutate gets the service (nil when new) and a copy of the instance map
 // (datum key → instance). It adds, replaces or deletes entries and must
-// not modify the instances it finds there (replace them with a changed
-// clone); it runs under the service's read lock. Only the entries it
-// changed are written, one record each.
+// not modify the instances it finds there: it replaces them with a changed
+// clone (Instance.clone), which is how the entries to write are found
+// without comparing the whole map. It runs under the service's read lock,
+// may run twice and on a partial map (mutateView), so it must depend only
+// on its inputs. Only the entries it changed are written, one record each.
 func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, mutate func(s *Service, list map[string]*Instance) error) error {
 	if err := r.rules.serviceName(grouped); err != nil && r.service(ns, grouped) == nil {
 		return err
@@ -276,22 +282,33 @@ func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, muta
 				b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v})
 			}
 		}
-		list := maps.Clone(cur)
-		if err := mutate(s, list); err != nil {
-			return raftstore.Batch{}, err
-		}
 		convert := false
 		if old, ok := r.cfg.Store.Get(BucketPersist, key); ok { // the old whole-list record
 			convert = true
 			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketPersist, Key: key, Rev: old.Rev})
 			b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketPersist, Key: key})
 		}
-		for _, datum := range slices.Sorted(maps.Keys(list)) {
-			in := list[datum]
-			old, had := cur[datum]
-			if had && old == in && !convert {
-				continue // unchanged
+		before, list, err := mutateView(s, cur, convert, mutate)
+		if err != nil {
+			return raftstore.Batch{}, err
+		}
+		// Stored instances carry their record's revision; what mutate put
+		// in is a clone without one. Only those are written, sorted for a
+		// deterministic batch.
+		var changed []string
+		added := 0
+		for datum, in := range list {
+			if convert || in.rev == 0 {
+				changed = append(changed, datum)
+				if _, had := before[datum]; !had {
+					added++
+				}
 			}
+		}
+		slices.Sort(changed)
+		for _, datum := range changed {
+			in := list[datum]
+			old, had := before[datum]
 			v, err := encodeRecord(in)
 			if err != nil {
 				return raftstore.Batch{}, err
@@ -306,9 +323,11 @@ func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, muta
 			}
 			b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketInstance, Key: ik, Value: v})
 		}
-		for datum, old := range cur {
-			if _, ok := list[datum]; !ok && !old.legacy {
-				b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketInstance, Key: instKey(key, datum)})
+		if deleted := len(before) - len(list) + added; deleted > 0 {
+			for datum, old := range before {
+				if _, ok := list[datum]; !ok && !old.legacy {
+					b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketInstance, Key: instKey(key, datum)})
+				}
 			}
 		}
 		return b, nil
@@ -317,6 +336,56 @@ func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, muta
 		return fmt.Errorf("naming: write persistent instances of %s: %w", key, err)
 	}
 	return nil
+}
+
+// mutateView runs mutate on the smallest map that gives the same result
+// and returns the map it started from (before) and the result (list).
+//
+// A register touches one datum key, and copying and scanning a service of
+// 10 000 instances for it made a register cost grow with the service. So
+// mutate runs first on an empty map: the keys it puts there are the ones
+// it writes, and it then runs again on a map of just those keys with their
+// current instances. That tells nothing when mutate puts nothing (a
+// delete), fails, or reads every instance (the snowflake id generator,
+// which picks the lowest unused id); then, as when an old list record is
+// being converted, it runs on a copy of the whole service. mutate must
+// therefore be deterministic in its inputs and may run twice.
+func mutateView(s *Service, cur map[string]*Instance, convert bool, mutate func(*Service, map[string]*Instance) error) (before, list map[string]*Instance, err error) {
+	if !convert {
+		probe := map[string]*Instance{}
+		partial := mutate(s, probe) == nil && len(probe) > 0
+		for _, in := range probe {
+			if g, _ := in.IDGenerator(); equalFold(g, "snowflake") {
+				partial = false
+			}
+		}
+		if partial {
+			before = make(map[string]*Instance, len(probe))
+			for datum := range probe {
+				if in, ok := cur[datum]; ok {
+					before[datum] = in
+				}
+			}
+			list = maps.Clone(before)
+			if err := mutate(s, list); err != nil {
+				return nil, nil, err
+			}
+			same := true
+			for datum := range list {
+				if _, ok := probe[datum]; !ok {
+					same = false // it wrote another key once it saw the instance: do it on everything
+				}
+			}
+			if same {
+				return before, list, nil
+			}
+		}
+	}
+	list = maps.Clone(cur)
+	if err := mutate(s, list); err != nil {
+		return nil, nil, err
+	}
+	return cur, list, nil
 }
 
 // deleteServiceCP deletes a service's meta and persistent instances.
