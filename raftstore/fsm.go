@@ -39,9 +39,10 @@ type fsm struct {
 	mu   sync.RWMutex
 	data buckets
 
-	applied appliedIndex
-	ring    *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
-	onBytes func(since uint64) // set once before raft starts; called on the FSM goroutine
+	applied  appliedIndex
+	ring     *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
+	outcomes *outcomeRing       // recent entries' results, for Apply after a lost leadership (outcome.go)
+	onBytes  func(since uint64) // set once before raft starts; called on the FSM goroutine
 
 	watchMu  sync.Mutex
 	watchers []*watcher // copy on write: Apply iterates a snapshot of the slice
@@ -52,7 +53,8 @@ type watcher struct {
 }
 
 func newFSM(log *slog.Logger) *fsm {
-	return &fsm{log: log, data: buckets{}, applied: appliedIndex{ch: make(chan struct{})}, ring: newSizeRing(defaultTrailingLogs)}
+	return &fsm{log: log, data: buckets{}, applied: appliedIndex{ch: make(chan struct{})}, ring: newSizeRing(defaultTrailingLogs),
+		outcomes: newOutcomeRing()}
 }
 
 // setOnBytes sets the callback told the bytes applied since the last
@@ -77,7 +79,9 @@ func (f *fsm) Apply(l *raft.Log) any {
 		}
 		panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
 	}
-	return f.applyBatch(l.Index, b)
+	res := f.applyBatch(l.Index, b)
+	f.outcomes.record(l.Index, l.Data, res)
+	return res
 }
 
 // applyBatch checks every condition, then applies every op, at index. A

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -43,6 +44,10 @@ type Store struct {
 	locks  keyLocks  // per-key locks of Update
 
 	compactor *compactor // size-triggered snapshots (compact.go)
+
+	// writes that met raft's ErrLeadershipLost, and those whose outcome
+	// could not be found out (outcome.go)
+	lostApplies, lostUnresolved atomic.Uint64
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -338,9 +343,13 @@ func (s *Store) isClosed() bool {
 // applied to the local state (so Get sees it) — durable on a quorum's disks
 // (bolt fsync). It returns a *CondError (errors.Is ErrCondFailed) when a
 // condition failed, ErrNotLeader on a follower, ErrInvalidBatch for a
-// malformed batch, ErrClosed after Close, and ErrLeadershipLost when the
-// outcome is unknown. On any error the index is 0. If ctx ends first, Apply
-// returns ctx's error and the write may still be applied later.
+// malformed batch, ErrStorage when the log cannot be written, ErrClosed
+// after Close. When this node loses leadership with the entry in flight,
+// Apply waits (up to ApplyTimeout) until it learns the outcome from the
+// next leader: success, or an error wrapping ErrNotLeader when nothing was
+// written; ErrLeadershipLost only when the outcome stays unknown. On any
+// error the index is 0. If ctx ends first, Apply returns ctx's error and
+// the write may still be applied later.
 //
 // Apply copies b: the caller may reuse its slices once Apply is called.
 func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
@@ -359,8 +368,12 @@ func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
 			timeout = max(d, time.Millisecond)
 		}
 	}
-	f := s.raft.Apply(encodeBatch(b), timeout)
+	data := encodeBatch(b)
+	f := s.raft.Apply(data, timeout)
 	if err := s.waitFuture(ctx, f); err != nil {
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			return s.resolve(ctx, f.Index(), data, len(b.Conds) > 0)
+		}
 		return 0, s.mapErr("apply", err)
 	}
 	if err, ok := f.Response().(error); ok && err != nil {
@@ -568,5 +581,7 @@ func (s *Store) Snapshot() error {
 func (s *Store) Stats() map[string]string {
 	st := s.raft.Stats()
 	st["fsm_applied_index"] = fmt.Sprint(s.fsm.applied.get())
+	st["leadership_lost_applies"] = fmt.Sprint(s.lostApplies.Load())
+	st["leadership_lost_unresolved"] = fmt.Sprint(s.lostUnresolved.Load())
 	return st
 }
