@@ -44,8 +44,11 @@ var (
 	ErrCorrupt = errors.New("raftstore: data directory damaged")
 
 	// ErrLeadershipLost is returned by Apply when the node lost leadership
-	// after the write was sent: the write may or may not be committed.
-	// Do not blindly retry a non-idempotent write on another node.
+	// after the write was sent and could not find out within ApplyTimeout
+	// whether the next leader committed it: the write may or may not be
+	// applied. Do not blindly retry a non-idempotent write on another node.
+	// (A lost leadership whose outcome was found answers the write's own
+	// result, or ErrNotLeader when nothing was written.)
 	ErrLeadershipLost = raft.ErrLeadershipLost
 )
 
