@@ -36,8 +36,8 @@ import (
 	"github.com/nacosd/nacosd/server/push"
 )
 
-// Version is the Nacos server version nacosd speaks.
-const Version = "1.4.8"
+// Version is the Nacos server version nacosd speaks (compat.NacosVersion).
+const Version = compat.NacosVersion
 
 // Config configures a node.
 type Config struct {

@@ -271,7 +271,7 @@ func (s *Service) setInfoLocked(gk string, in *Info) {
 func (s *Service) setBetaLocked(gk string, b *Beta) {
 	it := s.itemLocked(gk)
 	it.beta = b
-	it.betaIPs = javaSplitAll(b.BetaIps, ",")
+	it.betaIPs = compat.JavaSplit(b.BetaIps, ",")
 	s.ids.seenID(b.ID)
 }
 
@@ -283,10 +283,6 @@ func (s *Service) setTagLocked(gk string, t *Tag) {
 	it.tags[t.Tag] = t
 	s.ids.seenID(t.ID)
 }
-
-// javaSplitAll is String.split for a literal separator (trailing empty
-// strings dropped; "" → [""]).
-func javaSplitAll(s, sep string) []string { return compat.JavaSplit(s, sep) }
 
 // onEvent applies a committed batch to the cache and wakes long-poll holders
 // of every config whose served MD5 may have changed (config-v1.md §4.3).

@@ -33,9 +33,6 @@ type Cluster interface {
 	Ready() error
 }
 
-// NacosVersion is the version the server reports.
-const NacosVersion = "1.4.8"
-
 type coreHandlers struct{ cl Cluster }
 
 // MountCore registers the /v1/core/cluster and /v1/console health and state
@@ -317,7 +314,7 @@ func (h *coreHandlers) serverState(c *fiber.Ctx) error {
 	}
 	w := compat.NewJSON(80)
 	w.BeginObject().
-		Key("version").Str(NacosVersion).
+		Key("version").Str(compat.NacosVersion).
 		Key("standalone_mode").Str(mode).
 		Key("function_mode").Null().
 		EndObject()

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
 )
 
@@ -355,7 +356,7 @@ func mutateView(s *Service, cur map[string]*Instance, convert bool, mutate func(
 		probe := map[string]*Instance{}
 		partial := mutate(s, probe) == nil && len(probe) > 0
 		for _, in := range probe {
-			if g, _ := in.IDGenerator(); equalFold(g, "snowflake") {
+			if g, _ := in.IDGenerator(); compat.JavaEqualsIgnoreCase(g, "snowflake") {
 				partial = false
 			}
 		}

@@ -325,7 +325,7 @@ func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live boo
 }
 
 func generateID(in *Instance, list map[string]*Instance) string {
-	if g, _ := in.IDGenerator(); equalFold(g, "snowflake") {
+	if g, _ := in.IDGenerator(); compat.JavaEqualsIgnoreCase(g, "snowflake") {
 		used := map[string]bool{}
 		for _, o := range list {
 			used[o.InstanceID] = true
@@ -337,25 +337,6 @@ func generateID(in *Instance, list map[string]*Instance) string {
 		}
 	}
 	return in.IP + "#" + strconv.Itoa(in.Port) + "#" + in.ClusterName + "#" + in.ServiceName
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 32
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 32
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Service) touch(now int64) {
@@ -597,15 +578,11 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	return res, nil
 }
 
-// JavaTrimBlank reports whether s is blank by commons-lang StringUtils.isBlank.
-func JavaTrimBlank(s string) bool {
-	for _, c := range s {
-		if c > ' ' {
-			return false
-		}
-	}
-	return true
-}
+// JavaTrimBlank reports whether s is empty after String.trim.
+//
+// Deprecated: use compat.JavaTrim(s) == "" (kept for Beat while it is
+// reworked).
+func JavaTrimBlank(s string) bool { return compat.JavaTrim(s) == "" }
 
 func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Instance {
 	s := r.service(ns, grouped)
