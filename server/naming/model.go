@@ -51,7 +51,6 @@ type Instance struct {
 	// health-check state of persistent instances (not stored)
 	checkOK, checkFail int
 	mockValid          bool
-	beingChecked       bool
 }
 
 // DatumKey is Instance.getDatumKey: ip:port:unknown:cluster.

@@ -33,12 +33,6 @@ func (p *recPusher) ServiceChanged(ns, svc string) {
 	p.changed = append(p.changed, ns+"##"+svc)
 }
 
-func (p *recPusher) changes() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.changed)
-}
-
 type env struct {
 	t     *testing.T
 	dir   string
