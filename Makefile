@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short race fuzz bench conformance security lint clean ui ui-check ui-test cluster-test
+.PHONY: build run test test-short lint fuzz bench conformance security clean ui ui-check ui-test cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -18,6 +18,15 @@ test:
 
 test-short:
 	$(GO) test -short -count=1 ./...
+
+# go vet and staticcheck (installed at a pinned version from the Go module
+# proxy into bin/tools on first use); both must be clean.
+STATICCHECK_VERSION ?= v0.8.2
+TOOLS := $(CURDIR)/bin/tools
+lint:
+	$(GO) vet ./...
+	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+	$(TOOLS)/staticcheck ./...
 
 # Each fuzz target for a short while (seeds live in testdata/fuzz and run in `make test`).
 FUZZTIME ?= 20s

@@ -89,32 +89,6 @@ func ConfigIsValid(s string) bool {
 	return true
 }
 
-// JavaIsWhitespace is Character.isWhitespace.
-func JavaIsWhitespace(r rune) bool {
-	switch r {
-	case '\t', '\n', 0x0B, '\f', '\r', 0x1C, 0x1D, 0x1E, 0x1F:
-		return true
-	case 0x00A0, 0x2007, 0x202F:
-		return false
-	}
-	return unicode.In(r, unicode.Zs, unicode.Zl, unicode.Zp)
-}
-
-// JavaIsBlank is Nacos StringUtils.isBlank: empty or only whitespace.
-func JavaIsBlank(s string) bool {
-	for _, r := range s {
-		if !JavaIsWhitespace(r) {
-			return false
-		}
-	}
-	return true
-}
-
-// JavaTrim is String.trim: every char <= ' ' removed at both ends.
-func JavaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-}
-
 // UTF16Len is String.length(): the number of UTF-16 code units.
 func UTF16Len(s string) int {
 	n := 0
@@ -209,23 +183,10 @@ func CheckAdvance(a ConfigAdvance) error {
 	return nil
 }
 
-// JavaSplit is String.split with a literal (non-regex-special) separator:
-// trailing empty strings are removed; "" splits into [""].
-func JavaSplit(s, sep string) []string {
-	if s == "" {
-		return []string{""}
-	}
-	parts := strings.Split(s, sep)
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	return parts
-}
-
 // ProcessNamespace is NamespaceUtil.processNamespaceParameter: blank,
 // "public" or "null" (any case) → ""; else trimmed.
 func ProcessNamespace(tenant string) string {
-	if JavaIsBlank(tenant) || strings.EqualFold(JavaTrim(tenant), "public") || strings.EqualFold(JavaTrim(tenant), "null") {
+	if JavaIsBlank(tenant) || JavaEqualsIgnoreCase(JavaTrim(tenant), "public") || JavaEqualsIgnoreCase(JavaTrim(tenant), "null") {
 		return ""
 	}
 	return JavaTrim(tenant)

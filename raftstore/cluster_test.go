@@ -58,9 +58,15 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		cfg.BindAddr = s.BindAddr() // restarts keep the address
 		c.nodes = append(c.nodes, &testNode{cfg: cfg, s: s, proxy: p})
 		if i > 0 {
-			if err := c.leader().AddVoter(cfg.NodeID, s.Addr()); err != nil {
-				t.Fatalf("add voter %d: %v", i, err)
-			}
+			// AddVoter is idempotent: retry while leadership moves (50 ms
+			// timings on a loaded machine)
+			eventually(t, 10*time.Second, func() error {
+				err := c.leader().AddVoter(cfg.NodeID, s.Addr())
+				if err != nil && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrLeadershipLost) {
+					t.Fatalf("add voter %d: %v", i, err)
+				}
+				return err
+			})
 		}
 	}
 	for i := range c.nodes {

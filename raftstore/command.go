@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 )
 
 // CommandType is the first byte of every raft log entry written by Store.
@@ -13,8 +14,15 @@ type CommandType uint8
 // Command types.
 const (
 	// CmdBatch is a Batch: conditions checked, then operations applied.
+	// Written until the checksummed CmdBatchSum replaced it; still read.
 	CmdBatch CommandType = 1
+	// CmdBatchSum is a CmdBatch payload followed by its CRC-32C (4 bytes,
+	// big endian), so a damaged entry on disk is detected instead of
+	// applied. Every entry Store writes has this type.
+	CmdBatchSum CommandType = 2
 )
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // OpKind says what an Op does. Values live in raft logs on disk: append
 // only, never renumber.
@@ -133,20 +141,29 @@ func (b Batch) validate() error {
 	return nil
 }
 
-// Wire format of a CmdBatch log entry (all integers unsigned varints,
+// Wire format of a batch log entry (all integers unsigned varints,
 // strings and byte slices length-prefixed with a uvarint):
 //
-//	byte CmdBatch
+//	byte CmdBatchSum (CmdBatch in entries written before it)
 //	uvarint len(Conds), then per cond: byte Kind, string Bucket, string Key, uvarint Rev
 //	uvarint len(Ops),   then per op:   byte Kind, string Bucket, string Key, bytes Value
+//	CmdBatchSum only: uint32 big endian CRC-32C (Castagnoli) of the bytes
+//	between the type byte and the checksum
 //
-// Deletes carry an empty value. Decoding is strict: unknown kinds and
-// trailing bytes are errors.
+// Deletes carry an empty value. Decoding is strict: unknown kinds, a wrong
+// checksum and trailing bytes are errors.
 
-// encodeBatch encodes b as a CmdBatch log entry. The result shares no
+// encodeBatch encodes b as a CmdBatchSum log entry. The result shares no
 // memory with b, which is how Apply copies its input.
 func encodeBatch(b Batch) []byte {
-	n := 1 + 2*binary.MaxVarintLen64
+	buf := encodeBatchPayload(CmdBatchSum, b, 4)
+	return binary.BigEndian.AppendUint32(buf, crc32.Checksum(buf[1:], crcTable))
+}
+
+// encodeBatchPayload encodes the type byte t and b's payload, with room
+// for extra more bytes.
+func encodeBatchPayload(t CommandType, b Batch, extra int) []byte {
+	n := 1 + 2*binary.MaxVarintLen64 + extra
 	for _, c := range b.Conds {
 		n += 1 + 3*binary.MaxVarintLen64 + len(c.Bucket) + len(c.Key)
 	}
@@ -154,7 +171,7 @@ func encodeBatch(b Batch) []byte {
 		n += 1 + 3*binary.MaxVarintLen64 + len(op.Bucket) + len(op.Key) + len(op.Value)
 	}
 	buf := make([]byte, 0, n)
-	buf = append(buf, byte(CmdBatch))
+	buf = append(buf, byte(t))
 	buf = binary.AppendUvarint(buf, uint64(len(b.Conds)))
 	for _, c := range b.Conds {
 		buf = append(buf, byte(c.Kind))
@@ -176,8 +193,34 @@ func encodeBatch(b Batch) []byte {
 	return buf
 }
 
-// decodeBatch decodes the payload of a CmdBatch entry (after the type
-// byte). Values are copied out of data.
+// decodeEntry decodes a whole log entry written by Store (type byte
+// first). Values are copied out of data.
+func decodeEntry(data []byte) (Batch, error) {
+	if len(data) == 0 {
+		return Batch{}, errors.New("empty entry")
+	}
+	switch t := CommandType(data[0]); t {
+	case CmdBatch:
+		return decodeBatch(data[1:])
+	case CmdBatchSum:
+		p := data[1:]
+		if len(p) < 4 {
+			return Batch{}, errShort
+		}
+		body, sum := p[:len(p)-4], binary.BigEndian.Uint32(p[len(p)-4:])
+		if got := crc32.Checksum(body, crcTable); got != sum {
+			return Batch{}, fmt.Errorf("checksum mismatch: stored %08x, computed %08x", sum, got)
+		}
+		return decodeBatch(body)
+	default:
+		return Batch{}, fmt.Errorf("%w %d", errUnknownCommand, t)
+	}
+}
+
+var errUnknownCommand = errors.New("unknown command type")
+
+// decodeBatch decodes the payload of a batch entry (after the type byte,
+// without a checksum). Values are copied out of data.
 func decodeBatch(data []byte) (Batch, error) {
 	d := decoder{buf: data}
 	var b Batch

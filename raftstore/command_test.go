@@ -33,10 +33,10 @@ func TestBatchEncodingRoundTrip(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			data := encodeBatch(tt.in)
-			if CommandType(data[0]) != CmdBatch {
-				t.Fatalf("type byte = %d, want %d", data[0], CmdBatch)
+			if CommandType(data[0]) != CmdBatchSum {
+				t.Fatalf("type byte = %d, want %d", data[0], CmdBatchSum)
 			}
-			got, err := decodeBatch(data[1:])
+			got, err := decodeEntry(data)
 			if err != nil {
 				t.Fatalf("decode: %v", err)
 			}
@@ -53,13 +53,48 @@ func TestBatchEncodingRoundTrip(t *testing.T) {
 }
 
 // TestBatchEncodingStable pins the wire bytes: log entries on disk must
-// decode forever.
+// decode forever, those written before the checksum included.
 func TestBatchEncodingStable(t *testing.T) {
 	t.Parallel()
 	b := Batch{Conds: []Cond{{Kind: CondRev, Bucket: "b", Key: "k", Rev: 300}}, Ops: []Op{put("b", "k", "v"), del("b", "x")}}
-	want := []byte{1, 1, 3, 1, 'b', 1, 'k', 0xac, 0x02, 2, 1, 1, 'b', 1, 'k', 1, 'v', 2, 1, 'b', 1, 'x', 0}
+	payload := []byte{1, 3, 1, 'b', 1, 'k', 0xac, 0x02, 2, 1, 1, 'b', 1, 'k', 1, 'v', 2, 1, 'b', 1, 'x', 0}
+	want := append(append([]byte{2}, payload...), 0xa7, 0x36, 0x48, 0x68)
 	if got := encodeBatch(b); !bytes.Equal(got, want) {
 		t.Errorf("encodeBatch = %v, want %v", got, want)
+	}
+	for _, entry := range [][]byte{want, append([]byte{1}, payload...)} {
+		got, err := decodeEntry(entry)
+		if err != nil {
+			t.Fatalf("decodeEntry(%v): %v", entry, err)
+		}
+		if !reflect.DeepEqual(got, b) {
+			t.Errorf("decodeEntry(%v) = %#v, want %#v", entry, got, b)
+		}
+	}
+}
+
+// TestDecodeEntryDetectsDamage flips and zeroes bytes of a checksummed
+// entry: every damaged copy must fail to decode.
+func TestDecodeEntryDetectsDamage(t *testing.T) {
+	t.Parallel()
+	entry := encodeBatch(Batch{Conds: []Cond{{Kind: CondRev, Bucket: "cfg", Key: "k", Rev: 9}},
+		Ops: []Op{put("cfg", "k", string(bytes.Repeat([]byte("content "), 40)))}})
+	for i := 1; i < len(entry); i++ {
+		for _, damage := range []func(byte) byte{func(b byte) byte { return b ^ 0x10 }, func(byte) byte { return 0 }} {
+			d := bytes.Clone(entry)
+			d[i] = damage(d[i])
+			if bytes.Equal(d, entry) {
+				continue
+			}
+			if b, err := decodeEntry(d); err == nil {
+				t.Fatalf("byte %d damaged: decoded %+v", i, b)
+			}
+		}
+	}
+	for _, bad := range [][]byte{nil, {2}, {2, 0, 0}, {3, 0, 0}} {
+		if _, err := decodeEntry(bad); err == nil {
+			t.Errorf("decodeEntry(%v): no error", bad)
+		}
 	}
 }
 
@@ -68,7 +103,7 @@ func TestEncodeCopiesInput(t *testing.T) {
 	v := []byte("value")
 	data := encodeBatch(Batch{Ops: []Op{{Kind: OpPut, Bucket: "b", Key: "k", Value: v}}})
 	copy(v, "XXXXX")
-	got, err := decodeBatch(data[1:])
+	got, err := decodeEntry(data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +118,7 @@ func TestEncodeCopiesInput(t *testing.T) {
 
 func TestDecodeBatchErrors(t *testing.T) {
 	t.Parallel()
-	valid := encodeBatch(Batch{Conds: []Cond{{Kind: CondAbsent, Bucket: "b", Key: "k"}}, Ops: []Op{put("b", "k", "v")}})[1:]
+	valid := encodeBatchPayload(CmdBatch, Batch{Conds: []Cond{{Kind: CondAbsent, Bucket: "b", Key: "k"}}, Ops: []Op{put("b", "k", "v")}}, 0)[1:]
 	tests := []struct {
 		name string
 		data []byte
@@ -107,7 +142,7 @@ func TestDecodeBatchErrors(t *testing.T) {
 }
 
 func FuzzDecodeBatch(f *testing.F) {
-	f.Add(encodeBatch(Batch{Conds: []Cond{{Kind: CondRev, Bucket: "b", Key: "k", Rev: 7}}, Ops: []Op{put("b", "k", "v"), del("b", "x")}})[1:])
+	f.Add(encodeBatchPayload(CmdBatch, Batch{Conds: []Cond{{Kind: CondRev, Bucket: "b", Key: "k", Rev: 7}}, Ops: []Op{put("b", "k", "v"), del("b", "x")}}, 0)[1:])
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		b, err := decodeBatch(data)
@@ -117,7 +152,7 @@ func FuzzDecodeBatch(f *testing.F) {
 		if err := b.validate(); err != nil && !errors.Is(err, ErrInvalidBatch) {
 			t.Fatal(err)
 		}
-		b2, err := decodeBatch(encodeBatch(b)[1:])
+		b2, err := decodeEntry(encodeBatch(b))
 		if err != nil {
 			t.Fatalf("re-decode: %v", err)
 		}

@@ -59,6 +59,12 @@ type Config struct {
 	TrailingLogs uint64
 	// SnapshotRetain is how many snapshots are kept on disk (0 = 2).
 	SnapshotRetain int
+	// SnapshotBytes is how many bytes of log entries applied since the
+	// last snapshot trigger a new one, whatever their count (0 = 32 MiB).
+	// After it at most a quarter of that is kept as trailing log (and never
+	// more than TrailingLogs entries), so the log on disk stays bounded by
+	// bytes.
+	SnapshotBytes uint64
 
 	// HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout and
 	// CommitTimeout are raft's timings (0 = raft defaults: 1s, 1s, 500ms,
@@ -84,8 +90,12 @@ func DefaultConfig() Config {
 		ApplyTimeout:   10 * time.Second,
 		OpenTimeout:    30 * time.Second,
 		SnapshotRetain: 2,
+		SnapshotBytes:  32 << 20,
 	}
 }
+
+// defaultTrailingLogs is raft's default TrailingLogs.
+const defaultTrailingLogs = 10240
 
 // withDefaults fills zero fields that have a raftstore-level default.
 func (c Config) withDefaults() Config {
@@ -98,6 +108,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapshotRetain == 0 {
 		c.SnapshotRetain = d.SnapshotRetain
+	}
+	if c.SnapshotBytes == 0 {
+		c.SnapshotBytes = d.SnapshotBytes
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -33,9 +33,23 @@ var (
 	// Config.ApplyTimeout (or the context deadline). Nothing was written.
 	ErrTimeout = errors.New("raftstore: timed out enqueueing write")
 
+	// ErrStorage is returned by writes when this node could not write its
+	// raft log or stable store (a full disk, an I/O error): nothing was
+	// written. The error also wraps the disk's error. Once the disk is
+	// writable again the node takes writes again by itself.
+	ErrStorage = errors.New("raftstore: cannot write the raft log")
+
+	// ErrCorrupt is returned by Open when a file of the data directory is
+	// damaged (a *CorruptError names the file and what to do). Nothing was
+	// started and nothing written.
+	ErrCorrupt = errors.New("raftstore: data directory damaged")
+
 	// ErrLeadershipLost is returned by Apply when the node lost leadership
-	// after the write was sent: the write may or may not be committed.
-	// Do not blindly retry a non-idempotent write on another node.
+	// after the write was sent and could not find out within ApplyTimeout
+	// whether the next leader committed it: the write may or may not be
+	// applied. Do not blindly retry a non-idempotent write on another node.
+	// (A lost leadership whose outcome was found answers the write's own
+	// result, or ErrNotLeader when nothing was written.)
 	ErrLeadershipLost = raft.ErrLeadershipLost
 )
 

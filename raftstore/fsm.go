@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -38,7 +39,10 @@ type fsm struct {
 	mu   sync.RWMutex
 	data buckets
 
-	applied appliedIndex
+	applied  appliedIndex
+	ring     *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
+	outcomes *outcomeRing       // recent entries' results, for Apply after a lost leadership (outcome.go)
+	onBytes  func(since uint64) // set once before raft starts; called on the FSM goroutine
 
 	watchMu  sync.Mutex
 	watchers []*watcher // copy on write: Apply iterates a snapshot of the slice
@@ -49,8 +53,13 @@ type watcher struct {
 }
 
 func newFSM(log *slog.Logger) *fsm {
-	return &fsm{log: log, data: buckets{}, applied: appliedIndex{ch: make(chan struct{})}}
+	return &fsm{log: log, data: buckets{}, applied: appliedIndex{ch: make(chan struct{})}, ring: newSizeRing(defaultTrailingLogs),
+		outcomes: newOutcomeRing()}
 }
+
+// setOnBytes sets the callback told the bytes applied since the last
+// snapshot after every entry. Call it before raft starts.
+func (f *fsm) setOnBytes(fn func(since uint64)) { f.onBytes = fn }
 
 // Apply implements raft.FSM. It must stay deterministic: it depends only on
 // the state and the entry, never on time or randomness.
@@ -59,17 +68,20 @@ func (f *fsm) Apply(l *raft.Log) any {
 		return nil
 	}
 	defer f.applied.set(l.Index)
-	switch t := CommandType(l.Data[0]); t {
-	case CmdBatch:
-		b, err := decodeBatch(l.Data[1:])
-		if err != nil {
-			// Every node would skip or apply it differently; stop instead.
-			panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
-		}
-		return f.applyBatch(l.Index, b)
-	default:
-		panic(fmt.Sprintf("raftstore: log %d: unknown command type %d", l.Index, t))
+	if since := f.ring.add(len(l.Data)); f.onBytes != nil {
+		f.onBytes(since)
 	}
+	b, err := decodeEntry(l.Data)
+	if err != nil {
+		// Every node would skip or apply it differently; stop instead.
+		if errors.Is(err, errUnknownCommand) {
+			panic(fmt.Sprintf("raftstore: log %d: %v", l.Index, err))
+		}
+		panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
+	}
+	res := f.applyBatch(l.Index, b)
+	f.outcomes.record(l.Index, l.Data, res)
+	return res
 }
 
 // applyBatch checks every condition, then applies every op, at index. A
@@ -190,6 +202,7 @@ func (f *fsm) scan(bucket, prefix string, fn func(string, Record) bool) {
 // Snapshot implements raft.FSM: it copies the maps (records are immutable,
 // so a shallow copy is a consistent snapshot); Persist does the I/O.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.ring.snapshotted()
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	cp := make(buckets, len(f.data))
@@ -219,6 +232,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.data = data
 	f.mu.Unlock()
 	f.applied.reset(applied)
+	f.ring.reset()
 	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data))
 	f.notify(Event{Index: applied, Reset: true})
 	return nil

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -39,7 +40,14 @@ type Store struct {
 	trans  *raft.NetworkTransport
 	stream *tcpStreamLayer
 	bolt   *raftboltdb.BoltStore
-	locks  keyLocks // per-key locks of Update
+	logs   *logStore // bolt, remembering its last failed write
+	locks  keyLocks  // per-key locks of Update
+
+	compactor *compactor // size-triggered snapshots (compact.go)
+
+	// writes that met raft's ErrLeadershipLost, and those whose outcome
+	// could not be found out (outcome.go)
+	lostApplies, lostUnresolved atomic.Uint64
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -87,17 +95,33 @@ func (s *Store) open() error {
 	hl := newHclogAdapter(s.log, "raft")
 
 	dbPath := filepath.Join(cfg.Dir, "raft.db")
-	// A lock timeout turns "another process has the directory" into an
-	// error instead of a hang.
-	bs, err := raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second}})
-	if err != nil {
-		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
-	}
-	s.bolt = bs
-
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, cfg.SnapshotRetain, hl.Named("snapshot"))
 	if err != nil {
 		return fmt.Errorf("raftstore: open snapshot store %s: %w", filepath.Join(cfg.Dir, "snapshots"), err)
+	}
+	// a damaged directory is an error naming the file, not a panic (verify.go)
+	v := &verifier{dir: cfg.Dir, dbPath: dbPath, log: s.log}
+	damagedSnaps, err := v.verifySnapshots(snaps)
+	if err != nil {
+		return err
+	}
+	if err := v.verifyBolt(); err != nil {
+		return err
+	}
+	// A lock timeout turns "another process has the directory" into an
+	// error instead of a hang.
+	var bs *raftboltdb.BoltStore
+	if err := guarded(func() (err error) {
+		bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second}})
+		return err
+	}); err != nil {
+		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
+	}
+	s.bolt = bs
+	ls := &logStore{BoltStore: bs}
+	s.logs = ls
+	if err := v.verifyLog(ls, damagedSnaps); err != nil {
+		return err
 	}
 
 	var advertise net.Addr
@@ -135,7 +159,7 @@ func (s *Store) open() error {
 	}
 
 	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(bs, bs, snaps)
+		has, err := raft.HasExistingState(ls, ls, snaps)
 		if err != nil {
 			return fmt.Errorf("raftstore: check existing state in %s: %w", cfg.Dir, err)
 		}
@@ -149,7 +173,7 @@ func (s *Store) open() error {
 					conf.Servers = append(conf.Servers, raft.Server{Suffrage: raft.Voter, ID: raft.ServerID(p.ID), Address: raft.ServerAddress(p.Addr)})
 				}
 			}
-			if err := raft.BootstrapCluster(rc, bs, bs, snaps, trans, conf); err != nil {
+			if err := raft.BootstrapCluster(rc, ls, ls, snaps, trans, conf); err != nil {
 				return fmt.Errorf("raftstore: bootstrap %s: %w", cfg.Dir, err)
 			}
 			s.log.Info("raftstore: bootstrapped cluster", "id", cfg.NodeID, "addr", trans.LocalAddr(), "voters", len(conf.Servers))
@@ -157,23 +181,35 @@ func (s *Store) open() error {
 	}
 
 	if cfg.Standalone {
-		if err := s.pinSingleNode(rc, bs, snaps, trans); err != nil {
+		if err := s.pinSingleNode(rc, ls, snaps, trans); err != nil {
 			return err
 		}
 	}
 
 	s.fsm = newFSM(s.log)
-	r, err := raft.NewRaft(rc, s.fsm, bs, bs, snaps, trans)
+	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
+	c := s.newCompactor()
+	r, err := raft.NewRaft(rc, s.fsm, ls, ls, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("raftstore: start raft: %w", err)
 	}
 	s.raft = r
+	s.compactor = c
+	go c.run()
 	return s.catchUp()
+}
+
+// trailingLogs is the configured TrailingLogs or raft's default.
+func (s *Store) trailingLogs() uint64 {
+	if s.cfg.TrailingLogs > 0 {
+		return s.cfg.TrailingLogs
+	}
+	return defaultTrailingLogs
 }
 
 // pinSingleNode rewrites a stored configuration that is not exactly this
 // node as the sole voter (Config.Standalone).
-func (s *Store) pinSingleNode(rc *raft.Config, bs *raftboltdb.BoltStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.SnapshotStore, trans raft.Transport) error {
 	has, err := raft.HasExistingState(bs, bs, snaps)
 	if err != nil || !has {
 		return err
@@ -291,6 +327,9 @@ func (s *Store) shutdown() {
 		if s.trans == nil && s.stream != nil {
 			_ = s.stream.Close()
 		}
+		if s.compactor != nil {
+			<-s.compactor.done // its Snapshot ended with raft's shutdown
+		}
 		if s.bolt != nil {
 			if err := s.bolt.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: close log store: %w", err))
@@ -326,9 +365,13 @@ func (s *Store) isClosed() bool {
 // applied to the local state (so Get sees it) — durable on a quorum's disks
 // (bolt fsync). It returns a *CondError (errors.Is ErrCondFailed) when a
 // condition failed, ErrNotLeader on a follower, ErrInvalidBatch for a
-// malformed batch, ErrClosed after Close, and ErrLeadershipLost when the
-// outcome is unknown. On any error the index is 0. If ctx ends first, Apply
-// returns ctx's error and the write may still be applied later.
+// malformed batch, ErrStorage when the log cannot be written, ErrClosed
+// after Close. When this node loses leadership with the entry in flight,
+// Apply waits (up to ApplyTimeout) until it learns the outcome from the
+// next leader: success, or an error wrapping ErrNotLeader when nothing was
+// written; ErrLeadershipLost only when the outcome stays unknown. On any
+// error the index is 0. If ctx ends first, Apply returns ctx's error and
+// the write may still be applied later.
 //
 // Apply copies b: the caller may reuse its slices once Apply is called.
 func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
@@ -347,8 +390,12 @@ func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
 			timeout = max(d, time.Millisecond)
 		}
 	}
-	f := s.raft.Apply(encodeBatch(b), timeout)
+	data := encodeBatch(b)
+	f := s.raft.Apply(data, timeout)
 	if err := s.waitFuture(ctx, f); err != nil {
+		if errors.Is(err, raft.ErrLeadershipLost) {
+			return s.resolve(ctx, f.Index(), data, len(b.Conds) > 0)
+		}
 		return 0, s.mapErr("apply", err)
 	}
 	if err, ok := f.Response().(error); ok && err != nil {
@@ -372,10 +419,19 @@ func (s *Store) waitFuture(ctx context.Context, f raft.Future) error {
 	}
 }
 
-// mapErr turns raft errors into this package's sentinels.
+// mapErr turns raft errors into this package's sentinels. A write that
+// failed because the log could not be written — directly, or as
+// ErrNotLeader from a node that stepped down after such a failure and has
+// no leader since — is an ErrStorage error naming the disk's error.
 func (s *Store) mapErr(op string, err error) error {
+	fail := s.logs.failure()
 	switch {
+	case isStorageErr(err, fail):
+		return storageError(op, fail)
 	case errors.Is(err, raft.ErrNotLeader):
+		if fail != nil && s.LeaderAddr() == "" {
+			return storageError(op, fail)
+		}
 		addr, id := s.raft.LeaderWithID()
 		return &NotLeaderError{LeaderID: string(id), LeaderAddr: string(addr)}
 	case errors.Is(err, raft.ErrRaftShutdown):
@@ -548,5 +604,7 @@ func (s *Store) Snapshot() error {
 func (s *Store) Stats() map[string]string {
 	st := s.raft.Stats()
 	st["fsm_applied_index"] = fmt.Sprint(s.fsm.applied.get())
+	st["leadership_lost_applies"] = fmt.Sprint(s.lostApplies.Load())
+	st["leadership_lost_unresolved"] = fmt.Sprint(s.lostUnresolved.Load())
 	return st
 }

@@ -38,8 +38,8 @@ import (
 	"github.com/nacosd/nacosd/server/push"
 )
 
-// Version is the Nacos server version nacosd speaks.
-const Version = "1.4.8"
+// Version is the Nacos server version nacosd speaks (compat.NacosVersion).
+const Version = compat.NacosVersion
 
 // Config configures a node.
 type Config struct {
@@ -467,15 +467,20 @@ func (s *Server) RaftAddr() string { return s.store.Addr() }
 func (s *Server) PushAddr() *net.UDPAddr { return s.push.Addr() }
 
 // status is ServerStatusManager: the overriddenServerStatus switch when
-// set, else UP. Unlike Java, which answers 503 to every naming call while
-// its CP layer has no leader, nacosd keeps naming up without one
-// (ephemeral data, beats and reads never touch raft); CP writes then fail
-// on their own with the no-leader error.
+// set, else UP once the naming registry serves. CP availability (a raft
+// leader, a writable log) does not gate it: reads and ephemeral instances
+// never touch raft, and CP writes answer their own error (raftstore's
+// ErrStorage, ErrNotLeader) while the CP store cannot take them. Java 1.4.8
+// standalone behaves alike (StandalonePersistentServiceProcessor is
+// available unless JRaft reported an error); Java's cluster mode answers
+// every naming call 503 while JRaft has no leader or after a raft error.
+// See docs/operations.md.
 func (s *Server) status() string {
-	if s.registry != nil {
-		if o := s.registry.Switches().OverriddenServerStatus; o != nil && *o != "" {
-			return *o
-		}
+	if s.registry == nil {
+		return "STARTING"
+	}
+	if o := s.registry.Switches().OverriddenServerStatus; o != nil && *o != "" {
+		return *o
 	}
 	return "UP"
 }

@@ -155,6 +155,8 @@ func (s *Service) UpdatePassword(ctx context.Context, caller Principal, username
 
 // ErrNotSelf is UserController's RestResult(403, "authorization failed!")
 // (HTTP 200), answered to a non-admin changing another user's password.
+//
+//lint:ignore ST1005 Java's message, answered to clients as it is
 var ErrNotSelf = errors.New("authorization failed!")
 
 // Page is model.Page.

@@ -31,6 +31,9 @@ import (
 // to Get and Scan; they must not block nor call Apply.
 type Store interface {
 	Apply(ctx context.Context, b raftstore.Batch) (uint64, error)
+	// Update is raftstore.Store.Update: build runs under per-key locks and
+	// its batch is applied before they are released.
+	Update(ctx context.Context, keys []raftstore.Key, build func() (raftstore.Batch, error)) (uint64, error)
 	Get(bucket, key string) (raftstore.Record, bool)
 	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
 	Watch(fn func(raftstore.Event)) (cancel func())
@@ -268,7 +271,7 @@ func (s *Service) setInfoLocked(gk string, in *Info) {
 func (s *Service) setBetaLocked(gk string, b *Beta) {
 	it := s.itemLocked(gk)
 	it.beta = b
-	it.betaIPs = javaSplitAll(b.BetaIps, ",")
+	it.betaIPs = compat.JavaSplit(b.BetaIps, ",")
 	s.ids.seenID(b.ID)
 }
 
@@ -280,10 +283,6 @@ func (s *Service) setTagLocked(gk string, t *Tag) {
 	it.tags[t.Tag] = t
 	s.ids.seenID(t.ID)
 }
-
-// javaSplitAll is String.split for a literal separator (trailing empty
-// strings dropped; "" → [""]).
-func javaSplitAll(s, sep string) []string { return compat.JavaSplit(s, sep) }
 
 // onEvent applies a committed batch to the cache and wakes long-poll holders
 // of every config whose served MD5 may have changed (config-v1.md §4.3).
@@ -409,24 +408,25 @@ func nonNil(s []string) []string {
 // now is the leader's wall clock in epoch ms.
 func (s *Service) nowMs() int64 { return s.clk.Now().UnixMilli() }
 
-// apply runs a batch, retrying build while a condition fails (a concurrent
-// write of the same key won the race).
-func (s *Service) apply(ctx context.Context, build func() (raftstore.Batch, bool)) error {
-	for range 16 {
+// apply runs a read-compute-apply through Store.Update: build reads the
+// records named by keys (under the store's per-key locks, so concurrent
+// writers of one config queue instead of failing; the last writer wins as
+// in Java) and returns the batch, or false when there is nothing to do.
+func (s *Service) apply(ctx context.Context, keys []raftstore.Key, build func() (raftstore.Batch, bool)) error {
+	_, err := s.store.Update(ctx, keys, func() (raftstore.Batch, error) {
 		b, ok := build()
 		if !ok {
-			return nil
+			return raftstore.Batch{}, nil
 		}
-		_, err := s.store.Apply(ctx, b)
-		if err == nil {
-			return nil
-		}
-		if errors.Is(err, raftstore.ErrCondFailed) {
-			continue
-		}
-		return fmt.Errorf("config: apply: %w", err)
+		return b, nil
+	})
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, raftstore.ErrCondFailed):
+		return ErrConflict
 	}
-	return ErrConflict
+	return fmt.Errorf("config: apply: %w", err)
 }
 
 // idGen issues snowflake config ids and history nids on the leader.

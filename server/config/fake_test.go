@@ -2,6 +2,7 @@ package config
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 
@@ -14,6 +15,7 @@ import (
 type fakeStore struct {
 	mu       sync.Mutex
 	applyMu  sync.Mutex // serialises Apply like raft's apply goroutine
+	updateMu sync.Mutex // serialises Update like raftstore's key locks
 	index    uint64
 	data     map[string]map[string]raftstore.Record
 	watchers map[int]func(raftstore.Event)
@@ -70,6 +72,25 @@ func (f *fakeStore) Apply(_ context.Context, b raftstore.Batch) (uint64, error) 
 		w(ev)
 	}
 	return ev.Index, nil
+}
+
+// Update serialises every read-compute-apply (one lock for all keys is
+// enough for a fake) and rebuilds on a failed condition like raftstore.
+func (f *fakeStore) Update(ctx context.Context, _ []raftstore.Key, build func() (raftstore.Batch, error)) (uint64, error) {
+	f.updateMu.Lock()
+	defer f.updateMu.Unlock()
+	var err error
+	for range 8 {
+		var b raftstore.Batch
+		if b, err = build(); err != nil || len(b.Ops) == 0 {
+			return 0, err
+		}
+		var idx uint64
+		if idx, err = f.Apply(ctx, b); !errors.Is(err, raftstore.ErrCondFailed) {
+			return idx, err
+		}
+	}
+	return 0, err
 }
 
 func (f *fakeStore) watchList() []func(raftstore.Event) {

@@ -89,7 +89,7 @@ func (s *Service) CreateNamespace(ctx context.Context, id, name string, desc *st
 // UpdateNamespace sets name and description of an existing namespace; an
 // unknown id is a no-op (Java answers true either way).
 func (s *Service) UpdateNamespace(ctx context.Context, id, name string, desc *string) error {
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketTenant, Key: id}}, func() (raftstore.Batch, bool) {
 		r, ok := s.store.Get(BucketTenant, id)
 		if !ok {
 			return raftstore.Batch{}, false
@@ -107,7 +107,7 @@ func (s *Service) UpdateNamespace(ctx context.Context, id, name string, desc *st
 
 // DeleteNamespace removes the namespace row only; its configs stay.
 func (s *Service) DeleteNamespace(ctx context.Context, id string) error {
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketTenant, Key: id}}, func() (raftstore.Batch, bool) {
 		if _, ok := s.store.Get(BucketTenant, id); !ok {
 			return raftstore.Batch{}, false
 		}

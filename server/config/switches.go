@@ -41,7 +41,7 @@ func parseSwitches(content string) switches {
 		k, v := compat.JavaTrim(kv[0]), compat.JavaTrim(kv[1])
 		switch k {
 		case "isFixedPolling":
-			sw.fixedPolling = strings.EqualFold(v, "true")
+			sw.fixedPolling = compat.JavaParseBoolean(v)
 		case "fixedPollingInertval":
 			if n, err := strconv.ParseInt(v, 10, 32); err == nil {
 				sw.interval = time.Duration(n) * time.Millisecond

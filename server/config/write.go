@@ -57,7 +57,7 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 	case !compat.JavaIsBlank(r.Tag):
 		return s.publishTag(ctx, gk, r)
 	}
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketInfo, Key: gk}}, func() (raftstore.Batch, bool) {
 		now := s.nowMs()
 		old, exists := s.store.Get(BucketInfo, gk)
 		var prev Info
@@ -145,7 +145,7 @@ func (s *Service) upsertVariant(bucket, key string, now int64, appName *string) 
 }
 
 func (s *Service) publishBeta(ctx context.Context, gk string, r PublishRequest) error {
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketBeta, Key: gk}}, func() (raftstore.Batch, bool) {
 		now := s.nowMs()
 		id, cond := s.upsertVariant(BucketBeta, gk, now, r.AppName)
 		b := Beta{ID: id.ID, Created: id.Created, AppName: id.AppName, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant,
@@ -157,7 +157,7 @@ func (s *Service) publishBeta(ctx context.Context, gk string, r PublishRequest) 
 
 func (s *Service) publishTag(ctx context.Context, gk string, r PublishRequest) error {
 	key := tagKey(gk, r.Tag)
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketTag, Key: key}}, func() (raftstore.Batch, bool) {
 		now := s.nowMs()
 		id, cond := s.upsertVariant(BucketTag, key, now, r.AppName)
 		t := Tag{ID: id.ID, Created: id.Created, AppName: id.AppName, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant,
@@ -179,14 +179,14 @@ type DeleteRequest struct {
 func (s *Service) Delete(ctx context.Context, r DeleteRequest) error {
 	gk := groupKeyOf(r.DataID, r.Group, r.Tenant)
 	if !compat.JavaIsBlank(r.Tag) {
-		return s.apply(ctx, func() (raftstore.Batch, bool) {
+		return s.apply(ctx, []raftstore.Key{{Bucket: BucketTag, Key: tagKey(gk, r.Tag)}}, func() (raftstore.Batch, bool) {
 			if _, ok := s.store.Get(BucketTag, tagKey(gk, r.Tag)); !ok {
 				return raftstore.Batch{}, false
 			}
 			return raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpDelete, Bucket: BucketTag, Key: tagKey(gk, r.Tag)}}}, true
 		})
 	}
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketInfo, Key: gk}}, func() (raftstore.Batch, bool) {
 		return s.deleteBatch(gk, r.SrcUser, r.SrcIP)
 	})
 }
@@ -221,7 +221,15 @@ func (s *Service) appendDelete(b *raftstore.Batch, gk string, old raftstore.Reco
 // DeleteByIDs removes the main configs with these ids (unknown ids are
 // ignored) in one atomic batch, each with a D history row.
 func (s *Service) DeleteByIDs(ctx context.Context, ids []int64, srcIP string) error {
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	var keys []raftstore.Key // the configs these ids name now; build re-resolves them
+	s.mu.RLock()
+	for _, id := range ids {
+		if gk, ok := s.byID[id]; ok {
+			keys = append(keys, raftstore.Key{Bucket: BucketInfo, Key: gk})
+		}
+	}
+	s.mu.RUnlock()
+	return s.apply(ctx, keys, func() (raftstore.Batch, bool) {
 		var b raftstore.Batch
 		seen := map[string]bool{}
 		for _, id := range ids {
@@ -245,7 +253,7 @@ func (s *Service) DeleteByIDs(ctx context.Context, ids []int64, srcIP string) er
 // StopBeta removes the beta variant.
 func (s *Service) StopBeta(ctx context.Context, dataID, group, tenant string) error {
 	gk := groupKeyOf(dataID, group, tenant)
-	return s.apply(ctx, func() (raftstore.Batch, bool) {
+	return s.apply(ctx, []raftstore.Key{{Bucket: BucketBeta, Key: gk}}, func() (raftstore.Batch, bool) {
 		if _, ok := s.store.Get(BucketBeta, gk); !ok {
 			return raftstore.Batch{}, false
 		}

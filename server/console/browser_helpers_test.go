@@ -123,13 +123,6 @@ func (b *browser) route(route string) {
 	b.run("route "+route, chromedp.Evaluate(fmt.Sprintf(`location.hash = %q`, route), nil))
 }
 
-func (b *browser) text(sel string) string {
-	b.t.Helper()
-	var s string
-	b.run("text of "+sel, chromedp.Text(sel, &s, chromedp.ByQuery, chromedp.NodeVisible))
-	return s
-}
-
 // waitText waits until the element's text contains want.
 func (b *browser) waitText(sel, want string) {
 	b.t.Helper()
@@ -223,13 +216,6 @@ func (b *browser) setEditor(text string) {
 	}
 }
 
-// editorText is the text of the (first) CodeMirror editor.
-func (b *browser) editorText() string {
-	var s string
-	b.eval(`[...document.querySelector('.cm-content').querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n')`, &s)
-	return s
-}
-
 // shot saves a screenshot of the viewport as docs/console/<name>.png when
 // NACOSD_UI_SCREENSHOTS names the docs directory.
 func (b *browser) shot(name string) {
@@ -249,12 +235,6 @@ func (b *browser) shot(name string) {
 	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
-}
-
-// viewport switches the emulated screen size.
-func (b *browser) viewport(w, h int64, mobile bool) {
-	b.t.Helper()
-	b.run("viewport", emulation.SetDeviceMetricsOverride(w, h, 1, mobile))
 }
 
 type chromedpAction = chromedp.Action

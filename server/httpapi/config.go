@@ -600,7 +600,7 @@ func (h *configHandlers) listen(c *fiber.Ctx) error {
 	}
 	poll := h.s.Listen(config.ListenRequest{Entries: entries, IP: ip, Tag: tag,
 		AppName: strings.Clone(c.Get("Client-AppName")), Timeout: timeout,
-		NoHangup: strings.EqualFold(c.Get("Long-Pulling-Timeout-No-Hangup"), "true")})
+		NoHangup: compat.JavaParseBoolean(c.Get("Long-Pulling-Timeout-No-Hangup"))})
 	<-poll.Done()
 	changed := poll.Result()
 	if len(changed) == 0 {

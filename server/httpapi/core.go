@@ -44,9 +44,6 @@ type Membership interface {
 	UpAddresses() []string
 }
 
-// NacosVersion is the version the server reports.
-const NacosVersion = "1.4.8"
-
 type coreHandlers struct {
 	cl Cluster
 	mb Membership
@@ -258,7 +255,7 @@ func (h *coreHandlers) serverState(c *fiber.Ctx) error {
 	}
 	w := compat.NewJSON(80)
 	w.BeginObject().
-		Key("version").Str(NacosVersion).
+		Key("version").Str(compat.NacosVersion).
 		Key("standalone_mode").Str(mode).
 		Key("function_mode").Null().
 		EndObject()

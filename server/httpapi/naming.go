@@ -159,7 +159,7 @@ func groupedServiceName(p Params) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	v = JavaTrim(v)
+	v = compat.JavaTrim(v)
 	return naming.GroupedName(v, p.Optional("groupName", naming.DefaultGroup)), true
 }
 

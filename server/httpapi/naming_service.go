@@ -17,7 +17,7 @@ func springInt(p Params, name string) (int, error) {
 	if !ok || v == "" {
 		return 0, compat.MissingRequestParam(name, "int")
 	}
-	n, err := ParseJavaInt(JavaTrim(v))
+	n, err := ParseJavaInt(compat.JavaTrim(v))
 	if err != nil {
 		return 0, typeMismatch(v, "int")
 	}
@@ -31,7 +31,7 @@ func springOptionalInt(p Params, name string) (int, error) {
 	if !ok || v == "" {
 		return 0, compat.ServerError("Optional int parameter '" + name + "' is present but cannot be translated into a null value due to being declared as a primitive type. Consider declaring it as object wrapper for the corresponding primitive type.")
 	}
-	n, err := ParseJavaInt(JavaTrim(v))
+	n, err := ParseJavaInt(compat.JavaTrim(v))
 	if err != nil {
 		return 0, typeMismatch(v, "int")
 	}
@@ -64,7 +64,7 @@ func springBool(p Params, name string, def bool) (bool, error) {
 	if v == "" {
 		return def, nil
 	}
-	switch strings.ToLower(JavaTrim(v)) {
+	switch strings.ToLower(compat.JavaTrim(v)) {
 	case "true", "on", "yes", "1":
 		return true, nil
 	case "false", "off", "no", "0":

@@ -43,11 +43,6 @@ func (p Params) Raw(name string) (string, bool) {
 	return "", false
 }
 
-// JavaTrim trims like java.lang.String.trim: every char <= ' ' at both ends.
-func JavaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
-}
-
 // Required is WebUtils.required: missing or empty → 400 "Param 'k' is
 // required."; else the trimmed value.
 func (p Params) Required(name string) (string, error) {
@@ -55,7 +50,7 @@ func (p Params) Required(name string) (string, error) {
 	if !ok || v == "" {
 		return "", compat.ParamRequired(name)
 	}
-	return JavaTrim(v), nil
+	return compat.JavaTrim(v), nil
 }
 
 // Optional is WebUtils.optional: absent or blank → def; else trimmed.
@@ -64,7 +59,7 @@ func (p Params) Optional(name, def string) string {
 	if !ok {
 		return def
 	}
-	v = JavaTrim(v)
+	v = compat.JavaTrim(v)
 	if v == "" {
 		return def
 	}
@@ -115,7 +110,7 @@ func ParseJavaLong(s string) (int64, error) {
 // ParseJavaDouble is Double.parseDouble (accepts NaN, Infinity, exponents,
 // surrounding whitespace, a trailing d/D/f/F).
 func ParseJavaDouble(s string) (float64, error) {
-	t := JavaTrim(s)
+	t := compat.JavaTrim(s)
 	if t == "" {
 		return 0, compat.IllegalArgument("empty String")
 	}

@@ -136,10 +136,10 @@ func withExtra(s secured, f func(c *fiber.Ctx, p Params, cfg ConfigObjects) ([]c
 
 // processNamespace is NamespaceUtil.processNamespaceParameter.
 func processNamespace(v string, present bool) string {
-	if !present || compat.JavaIsBlank(v) || strings.EqualFold(v, "public") || strings.EqualFold(v, "null") {
+	if !present || compat.JavaIsBlank(v) || compat.JavaEqualsIgnoreCase(v, "public") || compat.JavaEqualsIgnoreCase(v, "null") {
 		return ""
 	}
-	return JavaTrim(v)
+	return compat.JavaTrim(v)
 }
 
 // configResource is ConfigResourceParser: ns:group:config/dataId, or
@@ -188,15 +188,6 @@ func namingResource(p Params) (string, error) {
 	return ns + ":" + group + ":naming/" + name, nil
 }
 
-// javaSplitAt is String.split("@@"): trailing empty strings removed.
-func javaSplitAt(s string) []string {
-	parts := strings.Split(s, "@@")
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	return parts
-}
-
 func namingGroupOf(svc string, present bool) (string, error) {
 	switch {
 	case !present || compat.JavaIsBlank(svc):
@@ -204,7 +195,7 @@ func namingGroupOf(svc string, present bool) (string, error) {
 	case !strings.Contains(svc, "@@"):
 		return "DEFAULT_GROUP", nil
 	}
-	parts := javaSplitAt(svc)
+	parts := compat.JavaSplit(svc, "@@")
 	if len(parts) == 0 {
 		return "", errIndex(0, 0)
 	}
@@ -218,7 +209,7 @@ func namingServiceOf(svc string, present bool) (string, error) {
 	case !strings.Contains(svc, "@@"):
 		return svc, nil
 	}
-	parts := javaSplitAt(svc)
+	parts := compat.JavaSplit(svc, "@@")
 	if len(parts) < 2 {
 		return "", errIndex(1, len(parts))
 	}

@@ -96,11 +96,11 @@ func (r *Registry) pagedServices(q CatalogServicesQuery, startPage int) (page []
 		return nil, 0, nil
 	}
 	names := r.namesOf(q.NamespaceID)
-	if !JavaTrimBlank(q.ServiceNameParam) || !JavaTrimBlank(q.GroupNameParam) {
+	if compat.JavaTrim(q.ServiceNameParam) != "" || compat.JavaTrim(q.GroupNameParam) != "" {
 		param := q.GroupNameParam + GroupSeparator + q.ServiceNameParam // getGroupedNameOptional
 		parts := strings.SplitN(param, GroupSeparator, 2)
 		for i, p := range parts {
-			if JavaTrimBlank(p) {
+			if compat.JavaTrim(p) == "" {
 				parts[i] = ".*"
 			} else {
 				parts[i] = ".*" + p + ".*"

@@ -46,17 +46,18 @@ func (r *Registry) rebuild() {
 		seen[key] = true
 		return true
 	})
-	r.cfg.Store.Scan(BucketPersist, "", func(key string, rec raftstore.Record) bool {
-		r.applyPersistent(key, rec.Value)
+	for key, list := range r.scanPersistent() {
+		r.setPersistent(key, list)
 		seen[key] = true
-		return true
-	})
+	}
 	// services that were persisted but are gone from the restored state
 	for _, ref := range r.allServices() {
 		key := ServiceKey(ref.ns, ref.name)
 		ref.svc.mu.Lock()
 		if !seen[key] && ref.svc.persisted {
 			ref.svc.persisted = false
+		}
+		if !seen[key] && len(ref.svc.persistent) > 0 {
 			ref.svc.persistent = map[string]*Instance{}
 			ref.svc.touch(r.nowMillis())
 		}
@@ -74,6 +75,7 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 		}
 		return
 	}
+	var inst []raftstore.Op // persistent instance changes, applied per service below
 	for _, op := range ev.Ops {
 		switch op.Bucket {
 		case BucketMeta:
@@ -85,12 +87,8 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 					r.dropService(ns, name, s)
 				}
 			}
-		case BucketPersist:
-			if op.Kind == raftstore.OpPut {
-				r.applyPersistent(op.Key, op.Value)
-			} else {
-				r.applyPersistent(op.Key, nil)
-			}
+		case BucketPersist, BucketInstance:
+			inst = append(inst, op)
 		case BucketSwitches:
 			if op.Kind == raftstore.OpPut {
 				live := r.Switches().Clone()
@@ -98,6 +96,9 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 				r.switches.Store(&live)
 			}
 		}
+	}
+	if len(inst) > 0 {
+		r.applyInstanceOps(ev.Index, inst)
 	}
 }
 
@@ -131,18 +132,7 @@ func (r *Registry) applyMeta(key string, value []byte) {
 	if meta.Clusters == nil {
 		meta.Clusters = map[string]ClusterMeta{}
 	}
-	r.mu.Lock()
-	m := r.namespaces[ns]
-	if m == nil {
-		m = map[string]*Service{}
-		r.namespaces[ns] = m
-	}
-	s := m[name]
-	if s == nil {
-		s = newService(meta, r.nowMillis())
-		m[name] = s
-	}
-	r.mu.Unlock()
+	s := r.serviceForStore(ns, name)
 	s.mu.Lock()
 	// clusters that only exist in memory (created by instances) are kept
 	for cname, c := range s.meta.Clusters {
@@ -157,136 +147,22 @@ func (r *Registry) applyMeta(key string, value []byte) {
 	r.changed(ns, name)
 }
 
-func (r *Registry) applyPersistent(key string, value []byte) {
-	var list []*Instance
-	if value != nil {
-		if err := decodeRecord(value, &list); err != nil {
-			r.log.Error("bad persistent instance record", "key", key, "err", err)
-			return
-		}
+// serviceForStore returns the service, creating it for data the store
+// holds (no name validation: it was validated when written).
+func (r *Registry) serviceForStore(ns, name string) *Service {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.namespaces[ns]
+	if m == nil {
+		m = map[string]*Service{}
+		r.namespaces[ns] = m
 	}
-	ns, name := SplitServiceKey(key)
-	s := r.service(ns, name)
+	s := m[name]
 	if s == nil {
-		if value == nil {
-			return
-		}
-		r.mu.Lock()
-		m := r.namespaces[ns]
-		if m == nil {
-			m = map[string]*Service{}
-			r.namespaces[ns] = m
-		}
-		if s = m[name]; s == nil {
-			s = newService(newServiceMeta(ns, name), r.nowMillis())
-			m[name] = s
-		}
-		r.mu.Unlock()
+		s = newService(newServiceMeta(ns, name), r.nowMillis())
+		m[name] = s
 	}
-	s.mu.Lock()
-	next := make(map[string]*Instance, len(list))
-	for _, in := range list {
-		if in.Metadata == nil { // Java's Instance deserialises an omitted (null) map as {}
-			in.Metadata = map[string]string{}
-		}
-		key := in.DatumKey()
-		if old, ok := s.persistent[key]; ok {
-			// keep live health state (probes are in memory only)
-			if old.JavaString() != in.JavaString() && !in.Marked {
-				in.Healthy = old.Healthy
-			}
-			in.checkOK, in.checkFail, in.mockValid = old.checkOK, old.checkFail, old.mockValid
-		}
-		if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
-			s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
-		}
-		next[key] = in
-	}
-	s.persistent = next
-	s.touch(r.nowMillis())
-	s.mu.Unlock()
-	r.changed(ns, name)
-}
-
-const maxCASAttempts = 16
-
-// writePersistent read-modify-writes the persistent instance list of a
-// service through the CP store, creating the persisted service meta when
-// needed. mutate gets the service (read-only) and a copy of the stored list.
-func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, mutate func(s *Service, list map[string]*Instance) error) error {
-	if err := r.rules.serviceName(grouped); err != nil && r.service(ns, grouped) == nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
-	defer cancel()
-	key := ServiceKey(ns, grouped)
-	for attempt := 0; attempt < maxCASAttempts; attempt++ {
-		var b raftstore.Batch
-		s := r.service(ns, grouped)
-		var meta ServiceMeta
-		persisted := false
-		if s != nil {
-			s.mu.RLock()
-			meta, persisted = s.meta.clone(), s.persisted
-			s.mu.RUnlock()
-		} else {
-			meta = newServiceMeta(ns, grouped)
-		}
-		if !persisted {
-			if _, ok := r.cfg.Store.Get(BucketMeta, key); !ok {
-				v, err := encodeRecord(meta)
-				if err != nil {
-					return err
-				}
-				b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketMeta, Key: key})
-				b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v})
-			}
-		}
-		list := map[string]*Instance{}
-		rec, ok := r.cfg.Store.Get(BucketPersist, key)
-		if ok {
-			var stored []*Instance
-			if err := decodeRecord(rec.Value, &stored); err != nil {
-				return err
-			}
-			for _, in := range stored {
-				list[in.DatumKey()] = in
-			}
-			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketPersist, Key: key, Rev: rec.Rev})
-		} else {
-			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketPersist, Key: key})
-		}
-		if s != nil { // overwrite healthy/lastBeat from memory (§3.1.10)
-			s.mu.RLock()
-			for k, in := range list {
-				if live, ok := s.persistent[k]; ok {
-					in.Healthy, in.LastBeat = live.Healthy, live.LastBeat
-				}
-			}
-			s.mu.RUnlock()
-		}
-		if err := mutate(s, list); err != nil {
-			return err
-		}
-		out := make([]*Instance, 0, len(list))
-		for _, in := range list {
-			out = append(out, in)
-		}
-		v, err := encodeRecord(out)
-		if err != nil {
-			return err
-		}
-		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketPersist, Key: key, Value: v})
-		_, err = r.cfg.Store.Apply(ctx, b)
-		if errors.Is(err, raftstore.ErrCondFailed) {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("naming: write persistent instances of %s: %w", key, err)
-		}
-		return nil
-	}
-	return compat.ServerError("too many concurrent writes to " + grouped)
+	return s
 }
 
 // createMeta stores a new service's metadata (CondAbsent: ErrCondFailed
@@ -307,27 +183,10 @@ func (r *Registry) createMeta(ctx context.Context, meta ServiceMeta) error {
 	return nil
 }
 
-// deleteServiceCP deletes a service's meta and persistent instances.
-func (r *Registry) deleteServiceCP(ctx context.Context, ns, grouped string) error {
-	key := ServiceKey(ns, grouped)
-	b := raftstore.Batch{Ops: []raftstore.Op{
-		{Kind: raftstore.OpDelete, Bucket: BucketPersist, Key: key},
-		{Kind: raftstore.OpDelete, Bucket: BucketMeta, Key: key},
-	}}
-	if _, err := r.cfg.Store.Apply(ctx, b); err != nil {
-		return fmt.Errorf("naming: delete service %s: %w", key, err)
-	}
-	// a service that was never persisted is dropped from memory directly
-	if s := r.service(ns, grouped); s != nil {
-		r.dropService(ns, grouped, s)
-	}
-	return nil
-}
-
 // UpdateSwitch is PUT /operator/switches (§9.2). Like SwitchManager.update
-// (which holds a lock) concurrent updates all land: each applies its entry
-// to the stored domain it read and writes it back under a CondRev,
-// retrying when another update came first.
+// (which holds a lock) concurrent updates all land: each holds the store's
+// lock of the switch record while it applies its entry to the stored
+// domain and writes it back (under a CondRev on what it read).
 func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug bool) error {
 	if debug {
 		cur := r.Switches().Clone()
@@ -340,16 +199,16 @@ func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug 
 		r.switches.Store(&cur)
 		return nil
 	}
-	return r.retryCAS(ctx, "write switches", func(ctx context.Context) error {
+	return r.update(ctx, "write switches", []raftstore.Key{{Bucket: BucketSwitches, Key: switchesKey}}, func() (raftstore.Batch, error) {
 		var cur Switches
 		cond := raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketSwitches, Key: switchesKey}
 		if rec, ok := r.cfg.Store.Get(BucketSwitches, switchesKey); ok {
 			if len(rec.Value) == 0 || rec.Value[0] != recordV1 {
-				return errors.New("naming: stored switches: unknown record version")
+				return raftstore.Batch{}, errors.New("naming: stored switches: unknown record version")
 			}
 			stored, err := UnmarshalSwitches(rec.Value[1:])
 			if err != nil {
-				return err
+				return raftstore.Batch{}, err
 			}
 			cur = stored
 			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketSwitches, Key: switchesKey, Rev: rec.Rev}
@@ -357,48 +216,40 @@ func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug 
 			cur = r.Switches().Clone()
 		}
 		if err := cur.Apply(entry, value); err != nil {
-			return err
+			return raftstore.Batch{}, err
 		}
 		raw, err := cur.Marshal()
 		if err != nil {
-			return err
+			return raftstore.Batch{}, err
 		}
-		b := raftstore.Batch{Conds: []raftstore.Cond{cond},
-			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketSwitches, Key: switchesKey, Value: append([]byte{recordV1}, raw...)}}}
-		_, err = r.cfg.Store.Apply(ctx, b)
-		return err
+		return raftstore.Batch{Conds: []raftstore.Cond{cond},
+			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketSwitches, Key: switchesKey, Value: append([]byte{recordV1}, raw...)}}}, nil
 	})
 }
 
-// retryCAS runs attempt until it does not lose a CondRev race (another
-// write to the same record came first), bounded by Config.WriteTimeout.
-// Every attempt re-reads what it writes, so the last writer wins as in Java
-// and no concurrent change is lost.
-func (r *Registry) retryCAS(ctx context.Context, what string, attempt func(ctx context.Context) error) error {
+// update runs a read-compute-apply through Store.Update, bounded by
+// Config.WriteTimeout: writers of the same records queue on the store's
+// per-key locks, so the last writer wins as in Java and no concurrent
+// change is lost. Domain errors (*compat.Error) pass through unwrapped.
+func (r *Registry) update(ctx context.Context, what string, keys []raftstore.Key, build func() (raftstore.Batch, error)) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
-	for {
-		err := attempt(ctx)
-		if !errors.Is(err, raftstore.ErrCondFailed) {
-			var ce *compat.Error
-			if err != nil && !errors.As(err, &ce) {
-				return fmt.Errorf("naming: %s: %w", what, err)
-			}
-			return err
-		}
-		if ctx.Err() != nil {
-			return fmt.Errorf("naming: %s: %w", what, ctx.Err())
-		}
+	_, err := r.cfg.Store.Update(ctx, keys, build)
+	var ce *compat.Error
+	if err != nil && !errors.As(err, &ce) {
+		return fmt.Errorf("naming: %s: %w", what, err)
 	}
+	return err
 }
 
 // updateMeta read-modify-writes a service's stored metadata under a CondRev
-// (CondAbsent when the service was never persisted), retrying lost races.
-// mutate gets the stored meta plus the clusters that exist only in memory
-// (created by ephemeral instances), as Java's in-memory Service has them.
+// (CondAbsent when the service was never persisted), holding the store's
+// lock of the record. mutate gets the stored meta plus the clusters that
+// exist only in memory (created by ephemeral instances), as Java's
+// in-memory Service has them.
 func (r *Registry) updateMeta(ctx context.Context, s *Service, ns, grouped string, mutate func(*ServiceMeta) error) error {
 	key := ServiceKey(ns, grouped)
-	return r.retryCAS(ctx, "write service meta "+key, func(ctx context.Context) error {
+	return r.update(ctx, "write service meta "+key, []raftstore.Key{{Bucket: BucketMeta, Key: key}}, func() (raftstore.Batch, error) {
 		cond := raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketMeta, Key: key}
 		s.mu.RLock()
 		meta := s.meta.clone()
@@ -406,7 +257,7 @@ func (r *Registry) updateMeta(ctx context.Context, s *Service, ns, grouped strin
 		if rec, ok := r.cfg.Store.Get(BucketMeta, key); ok {
 			var stored ServiceMeta
 			if err := decodeRecord(rec.Value, &stored); err != nil {
-				return err
+				return raftstore.Batch{}, err
 			}
 			stored.NamespaceID, stored.Name = ns, grouped
 			if stored.Clusters == nil {
@@ -421,14 +272,13 @@ func (r *Registry) updateMeta(ctx context.Context, s *Service, ns, grouped strin
 			cond = raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketMeta, Key: key, Rev: rec.Rev}
 		}
 		if err := mutate(&meta); err != nil {
-			return err
+			return raftstore.Batch{}, err
 		}
 		v, err := encodeRecord(meta)
 		if err != nil {
-			return err
+			return raftstore.Batch{}, err
 		}
-		_, err = r.cfg.Store.Apply(ctx, raftstore.Batch{Conds: []raftstore.Cond{cond},
-			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v}}})
-		return err
+		return raftstore.Batch{Conds: []raftstore.Cond{cond},
+			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: key, Value: v}}}, nil
 	})
 }

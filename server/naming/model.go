@@ -44,10 +44,13 @@ type Instance struct {
 	// seq orders instances registered earlier first among Java hash ties
 	// (kept across re-registration, not stored).
 	seq uint64
+	// rev is the store revision of a persistent instance's record; legacy
+	// marks one read from an old per-service list record (persist.go).
+	rev    uint64
+	legacy bool
 	// health-check state of persistent instances (not stored)
 	checkOK, checkFail int
 	mockValid          bool
-	beingChecked       bool
 }
 
 // DatumKey is Instance.getDatumKey: ip:port:unknown:cluster.
@@ -101,8 +104,11 @@ func (in *Instance) IDGenerator() (string, bool) {
 	return v, ok
 }
 
+// clone returns a deep copy that is a new, unstored instance (no record
+// revision): writePersistent writes exactly the instances without one.
 func (in *Instance) clone() *Instance {
 	c := *in
+	c.rev, c.legacy = 0, false
 	if in.Metadata != nil {
 		c.Metadata = make(map[string]string, len(in.Metadata))
 		for k, v := range in.Metadata {

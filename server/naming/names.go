@@ -37,19 +37,9 @@ func GroupedName(serviceName, groupName string) string {
 	return groupName + GroupSeparator + serviceName
 }
 
-// javaSplit is Java's String.split with a literal separator: trailing empty
-// strings are removed.
-func javaSplit(s, sep string) []string {
-	parts := strings.Split(s, sep)
-	for len(parts) > 0 && parts[len(parts)-1] == "" {
-		parts = parts[:len(parts)-1]
-	}
-	return parts
-}
-
 // CheckServiceNameFormat is NamingUtils.checkServiceNameFormat.
 func CheckServiceNameFormat(s string) error {
-	parts := javaSplit(s, GroupSeparator)
+	parts := compat.JavaSplit(s, GroupSeparator)
 	if len(parts) <= 1 {
 		return compat.ErrServiceNameFormat()
 	}
@@ -67,7 +57,7 @@ func BareName(s string) string {
 	if !strings.Contains(s, GroupSeparator) {
 		return s
 	}
-	parts := javaSplit(s, GroupSeparator)
+	parts := compat.JavaSplit(s, GroupSeparator)
 	if len(parts) < 2 {
 		return ""
 	}
@@ -82,7 +72,7 @@ func GroupOf(s string) string {
 	if !strings.Contains(s, GroupSeparator) {
 		return DefaultGroup
 	}
-	parts := javaSplit(s, GroupSeparator)
+	parts := compat.JavaSplit(s, GroupSeparator)
 	if len(parts) == 0 {
 		return ""
 	}

@@ -21,6 +21,7 @@ import (
 // metadata and switches). Watch callbacks run on the FSM goroutine.
 type CPStore interface {
 	Apply(ctx context.Context, b raftstore.Batch) (uint64, error)
+	Update(ctx context.Context, keys []raftstore.Key, build func() (raftstore.Batch, error)) (uint64, error)
 	Get(bucket, key string) (raftstore.Record, bool)
 	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
 	Watch(fn func(raftstore.Event)) (cancel func())
@@ -332,7 +333,7 @@ func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live boo
 }
 
 func generateID(in *Instance, list map[string]*Instance) string {
-	if g, _ := in.IDGenerator(); equalFold(g, "snowflake") {
+	if g, _ := in.IDGenerator(); compat.JavaEqualsIgnoreCase(g, "snowflake") {
 		used := map[string]bool{}
 		for _, o := range list {
 			used[o.InstanceID] = true
@@ -344,25 +345,6 @@ func generateID(in *Instance, list map[string]*Instance) string {
 		}
 	}
 	return in.IP + "#" + strconv.Itoa(in.Port) + "#" + in.ClusterName + "#" + in.ServiceName
-}
-
-func equalFold(a, b string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := 0; i < len(a); i++ {
-		x, y := a[i], b[i]
-		if 'A' <= x && x <= 'Z' {
-			x += 32
-		}
-		if 'A' <= y && y <= 'Z' {
-			y += 32
-		}
-		if x != y {
-			return false
-		}
-	}
-	return true
 }
 
 func (s *Service) touch(now int64) {
@@ -606,15 +588,11 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	return res, nil
 }
 
-// JavaTrimBlank reports whether s is blank by commons-lang StringUtils.isBlank.
-func JavaTrimBlank(s string) bool {
-	for _, c := range s {
-		if c > ' ' {
-			return false
-		}
-	}
-	return true
-}
+// JavaTrimBlank reports whether s is empty after String.trim.
+//
+// Deprecated: use compat.JavaTrim(s) == "" (kept for Beat while it is
+// reworked).
+func JavaTrimBlank(s string) bool { return compat.JavaTrim(s) == "" }
 
 func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Instance {
 	s := r.service(ns, grouped)

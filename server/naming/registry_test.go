@@ -33,12 +33,6 @@ func (p *recPusher) ServiceChanged(ns, svc string) {
 	p.changed = append(p.changed, ns+"##"+svc)
 }
 
-func (p *recPusher) changes() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.changed)
-}
-
 type env struct {
 	t     *testing.T
 	dir   string
@@ -430,6 +424,9 @@ func TestListServicesPagingAndSelector(t *testing.T) {
 		{"DEFAULT_GROUP", `{"type":"label","expression":"INSTANCE.metadata.zone = 'b'"}`, 1, 10, `{"doms":["b"],"count":1}`},
 		{"DEFAULT_GROUP", `{"type":"label","expression":"SERVICE.metadata.zone = 'b'"}`, 1, 10, `{"doms":[],"count":0}`},
 		{"DEFAULT_GROUP", `{"type":"none","expression":"x"}`, 1, 10, `{"doms":["a","b","c"],"count":3}`},
+		// "=x".split("=") is ["", "x"] and "".split("\\.") is [""]: no
+		// INSTANCE/SERVICE factor, every service
+		{"DEFAULT_GROUP", `{"type":"label","expression":"=x"}`, 1, 10, `{"doms":["a","b","c"],"count":3}`},
 	}
 	for _, c := range cases {
 		b, err := e.reg.ListServices(DefaultNamespace, c.group, c.selector, c.pageNo, c.size)
@@ -445,6 +442,8 @@ func TestListServicesPagingAndSelector(t *testing.T) {
 		{`{"type":"foo","expression":"x"}`, 400, "caused: No enum constant com.alibaba.nacos.api.selector.SelectorType.foo;"},
 		{`{"expression":"x"}`, 500, ""},
 		{`{"type":"label","expression":"INSTANCE.metadata.zone"}`, 500, "caused: Index 1 out of bounds for length 1;"},
+		{`{"type":"label","expression":"="}`, 500, "caused: Index 0 out of bounds for length 0;"}, // "=".split("=") is empty
+		{`{"type":"label","expression":".=x"}`, 500, "caused: Index 0 out of bounds for length 0;"},
 	}
 	for _, c := range errs {
 		_, err := e.reg.ListServices(DefaultNamespace, "DEFAULT_GROUP", c.selector, 1, 10)

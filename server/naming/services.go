@@ -164,7 +164,7 @@ func (r *Registry) ListServices(ns, group, selector string, pageNo, pageSize int
 		}
 		names = kept
 	}
-	if !JavaTrimBlank(selector) {
+	if compat.JavaTrim(selector) != "" {
 		var err error
 		if names, err = r.filterBySelector(ns, names, selector); err != nil {
 			return nil, err
@@ -214,11 +214,11 @@ func (r *Registry) filterBySelector(ns string, names []string, selector string) 
 	if ts != "label" || expr == "" {
 		return names, nil
 	}
-	terms := javaSplit(expr, "=")
-	if len(terms) == 0 {
-		terms = []string{""}
+	terms := compat.JavaSplit(expr, "=") // expression.split("=")
+	if len(terms) == 0 {                 // "=": terms[0]
+		return nil, compat.ServerError("Index 0 out of bounds for length 0")
 	}
-	factors := javaSplit(terms[0], ".")
+	factors := compat.JavaSplit(terms[0], ".") // terms[0].split("\\.")
 	if len(factors) == 0 {
 		return nil, compat.ServerError("Index 0 out of bounds for length 0")
 	}
@@ -283,7 +283,7 @@ func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
 	}
 	var nss []string
 	r.mu.RLock()
-	if !JavaTrimBlank(ns) {
+	if compat.JavaTrim(ns) != "" {
 		if _, ok := r.namespaces[ns]; !ok {
 			r.mu.RUnlock()
 			return nil, compat.ServerError("")
@@ -483,7 +483,7 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 		listed = map[bool][]target{}
 		for _, in := range raw {
 			c := in.ClusterName
-			if JavaTrimBlank(c) {
+			if compat.JavaTrim(c) == "" {
 				c = DefaultCluster
 			}
 			eph := true
@@ -553,9 +553,11 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 	var persisted []string
 	err := r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(_ *Service, list map[string]*Instance) error {
 		persisted = persisted[:0]
-		for _, in := range list {
+		for k, in := range list {
 			if matches(in, false) {
-				apply(in)
+				c := in.clone() // list shares the live instances: replace, never modify
+				apply(c)
+				list[k] = c
 				persisted = append(persisted, in.DatumKey()+suffix(false))
 			}
 		}

@@ -346,3 +346,66 @@ func TestSwitchesPushVersionFor(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchesOldRecordsDecode reads records written by Marshal before the
+// field table (testdata/switches-record/*.v1.json, with the GET body each
+// produced): the stored form is on disk and must keep decoding.
+func TestSwitchesOldRecordsDecode(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"default", "applied", "nulls"} {
+		rec, err := os.ReadFile(filepath.Join("testdata", "switches-record", name+".v1.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		wire, err := os.ReadFile(filepath.Join("testdata", "switches-record", name+".wire.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := UnmarshalSwitches(rec)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := s.JSON(); string(got) != string(wire) {
+			t.Errorf("%s: old record decodes to\n%s\nwant\n%s", name, got, wire)
+		}
+		again, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := UnmarshalSwitches(again)
+		if err != nil || string(s2.JSON()) != string(wire) {
+			t.Errorf("%s: re-marshalled record differs: %v", name, err)
+		}
+	}
+}
+
+// TestSwitchFieldsCoverTheStruct: the table names every Switches field
+// exactly once, so rendering, batch, record and updates cannot miss one.
+func TestSwitchFieldsCoverTheStruct(t *testing.T) {
+	t.Parallel()
+	var s Switches
+	seen := map[uintptr]string{}
+	for _, f := range switchFields {
+		p := reflect.ValueOf(f.ptr(&s)).Pointer()
+		if prev, dup := seen[p]; dup {
+			t.Errorf("%s and %s point at the same field", prev, f.name)
+		}
+		seen[p] = f.name
+		if (f.entry == "") != (f.update == nil) {
+			t.Errorf("%s: entry %q without an updater, or the reverse", f.name, f.entry)
+		}
+	}
+	typ := reflect.TypeOf(s)
+	exported := 0
+	for i := range typ.NumField() {
+		if typ.Field(i).IsExported() {
+			exported++
+			if _, ok := seen[reflect.ValueOf(&s).Elem().Field(i).Addr().Pointer()]; !ok {
+				t.Errorf("Switches.%s is not in switchFields", typ.Field(i).Name)
+			}
+		}
+	}
+	if exported != len(switchFields) {
+		t.Errorf("%d exported fields, %d in the table", exported, len(switchFields))
+	}
+}

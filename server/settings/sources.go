@@ -219,9 +219,6 @@ func (s *sources) loadFile(path string) (found bool, n int, err error) {
 	return true, len(entries), nil
 }
 
-// fileKeys lists the names (as written) of the file layer's properties.
-func (s *sources) fileKeys() map[string]value { return s.layers[layerFile] }
-
 // configLocations expands spring.config.location /
 // spring.config.additional-location values ("file:/x/conf/,optional:y.properties")
 // into property file paths.

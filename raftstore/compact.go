@@ -1,0 +1,140 @@
+package raftstore
+
+import (
+	"errors"
+	"sync"
+
+	"github.com/hashicorp/raft"
+)
+
+// raft snapshots (and so truncates its log) by entry count. Entries vary
+// from a few hundred bytes to a 10 MiB config, so the store also snapshots
+// when the bytes applied since the last snapshot pass Config.SnapshotBytes,
+// and keeps at most a quarter of that many bytes of log after it (never
+// more entries than Config.TrailingLogs, never fewer than minTrailingLogs).
+// The log on disk, and with it raft.db, is so bounded by bytes.
+
+// minTrailingLogs keeps a few entries after every snapshot, so a follower
+// just behind catches up from the log instead of a snapshot.
+const minTrailingLogs = 64
+
+// sizeRing is the size of the last entries applied, for sizing the
+// trailing log. One slot per entry: raft keeps at most TrailingLogs.
+type sizeRing struct {
+	mu        sync.Mutex
+	sizes     []uint32
+	next      int    // slot of the next entry
+	n         int    // slots in use
+	sinceSnap uint64 // bytes applied since the last snapshot
+}
+
+func newSizeRing(n int) *sizeRing { return &sizeRing{sizes: make([]uint32, n)} }
+
+// add records an applied entry of size bytes and returns the bytes applied
+// since the last snapshot.
+func (r *sizeRing) add(size int) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sizes[r.next] = uint32(min(size, 1<<31))
+	r.next = (r.next + 1) % len(r.sizes)
+	r.n = min(r.n+1, len(r.sizes))
+	r.sinceSnap += uint64(size)
+	return r.sinceSnap
+}
+
+// snapshotted resets the count (raft took a snapshot of the state).
+func (r *sizeRing) snapshotted() {
+	r.mu.Lock()
+	r.sinceSnap = 0
+	r.mu.Unlock()
+}
+
+// reset forgets everything (restore from a snapshot).
+func (r *sizeRing) reset() {
+	r.mu.Lock()
+	r.next, r.n, r.sinceSnap = 0, 0, 0
+	r.mu.Unlock()
+}
+
+// trailing returns how many of the newest entries fit in budget bytes,
+// between lo and hi.
+func (r *sizeRing) trailing(budget uint64, lo, hi int) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var sum uint64
+	count := 0
+	for i := 0; i < r.n && count < hi; i++ {
+		slot := (r.next - 1 - i + len(r.sizes)) % len(r.sizes)
+		sum += uint64(r.sizes[slot])
+		if sum > budget {
+			break
+		}
+		count++
+	}
+	return max(lo, min(count, hi))
+}
+
+// compactor takes the size-triggered snapshots on its own goroutine.
+type compactor struct {
+	s    *Store
+	hint chan struct{} // capacity 1: a snapshot is due
+	done chan struct{} // closed when the goroutine ends
+}
+
+// newCompactor wires a compactor to the FSM (before raft starts); its
+// goroutine is started with run once raft exists, and Close waits for it.
+func (s *Store) newCompactor() *compactor {
+	c := &compactor{s: s, hint: make(chan struct{}, 1), done: make(chan struct{})}
+	s.fsm.setOnBytes(c.due)
+	return c
+}
+
+// due is called by the FSM (on raft's apply goroutine) with the bytes
+// applied since the last snapshot; it never blocks.
+func (c *compactor) due(since uint64) {
+	if since < c.s.cfg.SnapshotBytes {
+		return
+	}
+	select {
+	case c.hint <- struct{}{}:
+	default:
+	}
+}
+
+func (c *compactor) run() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.s.closed:
+			return
+		case <-c.hint:
+		}
+		if err := c.snapshot(); err != nil && !errors.Is(err, ErrClosed) {
+			// The next one is due once SnapshotBytes more are applied
+			// (the FSM's count restarted when raft took the state).
+			c.s.log.Warn("raftstore: size-triggered snapshot failed", "err", err)
+		}
+	}
+}
+
+// snapshot sizes the trailing log by bytes, then snapshots and truncates.
+func (c *compactor) snapshot() error {
+	s := c.s
+	keep := s.fsm.ring.trailing(s.cfg.SnapshotBytes/4, minTrailingLogs, int(s.trailingLogs()))
+	rc := s.raft.ReloadableConfig()
+	if rc.TrailingLogs != uint64(keep) {
+		rc.TrailingLogs = uint64(keep)
+		if err := s.raft.ReloadConfig(rc); err != nil {
+			return s.mapErr("snapshot: set trailing logs", err)
+		}
+	}
+	err := s.raft.Snapshot().Error()
+	if errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		return nil
+	}
+	if err != nil {
+		return s.mapErr("snapshot", err)
+	}
+	s.log.Info("raftstore: snapshot after the log grew past SnapshotBytes", "bytes", s.cfg.SnapshotBytes, "trailing_logs", keep)
+	return nil
+}

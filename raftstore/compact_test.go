@@ -1,0 +1,86 @@
+package raftstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSnapshotOnLogBytes: with entries of 4 KiB and SnapshotBytes of
+// 64 KiB, the store snapshots by size long before raft's entry count
+// (8192) would, and truncates the log to about a quarter of SnapshotBytes,
+// so the log holds a bounded number of bytes whatever is written.
+func TestSnapshotOnLogBytes(t *testing.T) {
+	cfg := testConfig(t, testLogger(t), t.TempDir())
+	cfg.SnapshotBytes = 64 << 10
+	s := mustOpen(t, cfg)
+	value := strings.Repeat("v", 4<<10)
+	for i := range 300 {
+		mustApply(t, s, Batch{Ops: []Op{put("b", fmt.Sprint(i%50), value+fmt.Sprint(i))}})
+	}
+	entries := func() uint64 {
+		first, _ := s.logs.FirstIndex()
+		last, _ := s.logs.LastIndex()
+		return last - first + 1
+	}
+	// at most SnapshotBytes since the last snapshot plus the trailing quarter
+	maxEntries := uint64((cfg.SnapshotBytes+cfg.SnapshotBytes/4)/(4<<10)) + minTrailingLogs
+	eventually(t, 10*time.Second, func() error {
+		if n := entries(); n > maxEntries {
+			return fmt.Errorf("log holds %d entries of 4 KiB, want at most %d", n, maxEntries)
+		}
+		return nil
+	})
+	snaps, err := os.ReadDir(filepath.Join(cfg.Dir, "snapshots"))
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("no snapshot written: %v", err)
+	}
+	want := dumpState(s)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s2 := mustOpen(t, cfg)
+	got := dumpState(s2)
+	if len(got) != len(want) {
+		t.Fatalf("reopened with %d records, want %d", len(got), len(want))
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Fatalf("record %s changed across snapshot and reopen", k)
+		}
+	}
+}
+
+func TestSizeRingTrailing(t *testing.T) {
+	r := newSizeRing(8)
+	for _, n := range []int{100, 100, 100, 1000, 10} {
+		r.add(n)
+	}
+	for _, c := range []struct {
+		budget uint64
+		lo, hi int
+		want   int
+	}{
+		{10, 0, 8, 1}, {1010, 0, 8, 2}, {1110, 0, 8, 3}, {5000, 0, 8, 5}, {5000, 0, 4, 4}, {0, 2, 8, 2},
+	} {
+		if got := r.trailing(c.budget, c.lo, c.hi); got != c.want {
+			t.Errorf("trailing(%d, %d, %d) = %d, want %d", c.budget, c.lo, c.hi, got, c.want)
+		}
+	}
+	if r.add(0) != 1310 {
+		t.Error("bytes since snapshot")
+	}
+	r.snapshotted()
+	if r.add(5) != 5 {
+		t.Error("count not reset by a snapshot")
+	}
+	for range 20 { // wraps
+		r.add(1)
+	}
+	if got := r.trailing(100, 0, 100); got != 8 {
+		t.Errorf("trailing after wrap = %d, want the ring size 8", got)
+	}
+}

@@ -1,0 +1,93 @@
+package raftstore
+
+import (
+	"errors"
+	"io/fs"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
+	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+)
+
+// logStore is the bolt log and stable store with a memory of the last
+// failed write. When the disk is full, raft's leader steps down after the
+// failed StoreLogs and later writes only see ErrNotLeader; the store turns
+// that into an ErrStorage error naming the cause while the failure lasts.
+type logStore struct {
+	*raftboltdb.BoltStore
+
+	mu      sync.Mutex
+	failErr error     // last failed write; nil after a successful one
+	failAt  time.Time // when it failed
+}
+
+// StoreLog implements raft.LogStore.
+func (l *logStore) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log}) }
+
+// StoreLogs implements raft.LogStore and records the outcome.
+func (l *logStore) StoreLogs(logs []*raft.Log) error {
+	err := l.BoltStore.StoreLogs(logs)
+	l.record(err)
+	return err
+}
+
+// Set implements raft.StableStore and records the outcome.
+func (l *logStore) Set(k, v []byte) error {
+	err := l.BoltStore.Set(k, v)
+	l.record(err)
+	return err
+}
+
+// SetUint64 implements raft.StableStore and records the outcome.
+func (l *logStore) SetUint64(k []byte, v uint64) error {
+	err := l.BoltStore.SetUint64(k, v)
+	l.record(err)
+	return err
+}
+
+func (l *logStore) record(err error) {
+	l.mu.Lock()
+	if err != nil {
+		l.failErr, l.failAt = err, time.Now()
+	} else {
+		l.failErr = nil
+	}
+	l.mu.Unlock()
+}
+
+// failure returns the error of the last write when it failed, else nil.
+func (l *logStore) failure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.failErr
+}
+
+// storageError explains a write that failed because the log could not be
+// written. It wraps ErrStorage and the disk's error; its text names the
+// disk's error without the file's path (it reaches HTTP clients; the log
+// has the path).
+func storageError(op string, cause error) error { return &storageErr{op: op, cause: cause} }
+
+type storageErr struct {
+	op    string
+	cause error
+}
+
+func (e *storageErr) Error() string {
+	msg := e.cause.Error()
+	var pe *fs.PathError
+	if errors.As(e.cause, &pe) {
+		msg = pe.Op + ": " + pe.Err.Error()
+	}
+	return "raftstore: " + e.op + ": cannot write the raft log (" + msg +
+		"); nothing was written: free space in the data directory or fix the disk, writes resume by themselves"
+}
+
+func (e *storageErr) Unwrap() []error { return []error{ErrStorage, e.cause} }
+
+// isStorageErr reports whether err is the log store's own recorded failure
+// (raft answers a failed StoreLogs with that very error).
+func isStorageErr(err, failure error) bool {
+	return failure != nil && errors.Is(err, failure)
+}
