@@ -9,10 +9,12 @@ import (
 
 // raft snapshots (and so truncates its log) by entry count. Entries vary
 // from a few hundred bytes to a 10 MiB config, so the store also snapshots
-// when the bytes applied since the last snapshot pass Config.SnapshotBytes,
-// and keeps at most a quarter of that many bytes of log after it (never
-// more entries than Config.TrailingLogs, never fewer than minTrailingLogs).
-// The log on disk, and with it raft.db, is so bounded by bytes.
+// when the bytes applied since the last snapshot pass Config.SnapshotBytes
+// or the size of the last snapshot, whichever is larger, and keeps at most
+// a quarter of SnapshotBytes of log after it (never more entries than
+// Config.TrailingLogs, never fewer than minTrailingLogs). The log on disk,
+// and with it raft.db, is so bounded by bytes and by the state's size, and
+// a large state is not rewritten for every few MiB of writes.
 
 // minTrailingLogs keeps a few entries after every snapshot, so a follower
 // just behind catches up from the log instead of a snapshot.
@@ -26,6 +28,21 @@ type sizeRing struct {
 	next      int    // slot of the next entry
 	n         int    // slots in use
 	sinceSnap uint64 // bytes applied since the last snapshot
+	lastSnap  uint64 // bytes of the last snapshot persisted
+}
+
+// persisted records the size of a snapshot written.
+func (r *sizeRing) persisted(size uint64) {
+	r.mu.Lock()
+	r.lastSnap = size
+	r.mu.Unlock()
+}
+
+// threshold is the bytes since the last snapshot that make the next due.
+func (r *sizeRing) threshold(min uint64) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return max(min, r.lastSnap)
 }
 
 func newSizeRing(n int) *sizeRing { return &sizeRing{sizes: make([]uint32, n)} }
@@ -92,7 +109,7 @@ func (s *Store) newCompactor() *compactor {
 // due is called by the FSM (on raft's apply goroutine) with the bytes
 // applied since the last snapshot; it never blocks.
 func (c *compactor) due(since uint64) {
-	if since < c.s.cfg.SnapshotBytes {
+	if since < c.s.cfg.SnapshotBytes || since < c.s.fsm.ring.threshold(c.s.cfg.SnapshotBytes) {
 		return
 	}
 	select {
@@ -108,6 +125,13 @@ func (c *compactor) run() {
 		case <-c.s.closed:
 			return
 		case <-c.hint:
+		}
+		// a hint sent while the last snapshot was starting is stale
+		c.s.fsm.ring.mu.Lock()
+		since := c.s.fsm.ring.sinceSnap
+		c.s.fsm.ring.mu.Unlock()
+		if since < c.s.fsm.ring.threshold(c.s.cfg.SnapshotBytes) {
+			continue
 		}
 		if err := c.snapshot(); err != nil && !errors.Is(err, ErrClosed) {
 			// The next one is due once SnapshotBytes more are applied

@@ -19,7 +19,7 @@ func TestSnapshotOnLogBytes(t *testing.T) {
 	s := mustOpen(t, cfg)
 	value := strings.Repeat("v", 4<<10)
 	for i := range 300 {
-		mustApply(t, s, Batch{Ops: []Op{put("b", fmt.Sprint(i%50), value+fmt.Sprint(i))}})
+		mustApply(t, s, Batch{Ops: []Op{put("b", fmt.Sprint(i%10), value+fmt.Sprint(i))}}) // state 40 KiB < SnapshotBytes
 	}
 	entries := func() uint64 {
 		first, _ := s.logs.FirstIndex()
@@ -76,6 +76,13 @@ func TestSizeRingTrailing(t *testing.T) {
 	r.snapshotted()
 	if r.add(5) != 5 {
 		t.Error("count not reset by a snapshot")
+	}
+	if r.threshold(100) != 100 {
+		t.Error("threshold before any snapshot")
+	}
+	r.persisted(5000)
+	if r.threshold(100) != 5000 || r.threshold(9000) != 9000 {
+		t.Error("a snapshot larger than SnapshotBytes is the threshold")
 	}
 	for range 20 { // wraps
 		r.add(1)

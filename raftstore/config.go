@@ -60,9 +60,11 @@ type Config struct {
 	// SnapshotRetain is how many snapshots are kept on disk (0 = 2).
 	SnapshotRetain int
 	// SnapshotBytes is how many bytes of log entries applied since the
-	// last snapshot trigger a new one, whatever their count (0 = 32 MiB).
-	// After it at most a quarter of that is kept as trailing log (and never
-	// more than TrailingLogs entries), so the log on disk stays bounded by
+	// last snapshot trigger a new one, whatever their count (0 = 16 MiB);
+	// when the last snapshot was larger, its size is the trigger, so a
+	// large state is not rewritten for every few MiB of writes. After it at
+	// most a quarter of SnapshotBytes is kept as trailing log (and never
+	// more than TrailingLogs entries): the log on disk stays bounded by
 	// bytes.
 	SnapshotBytes uint64
 
@@ -90,7 +92,7 @@ func DefaultConfig() Config {
 		ApplyTimeout:   10 * time.Second,
 		OpenTimeout:    30 * time.Second,
 		SnapshotRetain: 2,
-		SnapshotBytes:  32 << 20,
+		SnapshotBytes:  16 << 20,
 	}
 }
 

@@ -213,7 +213,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		}
 		cp[b] = mc
 	}
-	return &fsmSnapshot{data: cp, applied: f.applied.get()}, nil
+	return &fsmSnapshot{data: cp, applied: f.applied.get(), ring: f.ring}, nil
 }
 
 // Restore implements raft.FSM: it decodes into fresh state, swaps it in,
@@ -254,19 +254,35 @@ const snapshotVersion byte = 1
 type fsmSnapshot struct {
 	data    buckets
 	applied uint64
+	ring    *sizeRing // told the size written
 }
 
 // Persist implements raft.FSMSnapshot. It runs concurrently with Apply,
 // on its own copy of the maps.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	if err := s.write(sink); err != nil {
+	cw := &countingWriter{w: sink}
+	if err := s.write(cw); err != nil {
 		_ = sink.Cancel()
 		return fmt.Errorf("raftstore: persist snapshot: %w", err)
 	}
 	if err := sink.Close(); err != nil {
 		return fmt.Errorf("raftstore: persist snapshot: close: %w", err)
 	}
+	if s.ring != nil {
+		s.ring.persisted(cw.n)
+	}
 	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
 }
 
 func (s *fsmSnapshot) write(w io.Writer) error {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,8 +38,8 @@ func envInt(name string, def int) int {
 }
 
 // BenchmarkPersistentRegister100k registers 100 000 persistent instances
-// in 10 services (NACOSD_BENCH_INSTANCES, NACOSD_BENCH_SERVICES change the
-// shape), 16 at a time, through the HTTP handler of a real node (raft on a
+// in 10 services (NACOSD_BENCH_INSTANCES, NACOSD_BENCH_SERVICES and
+// NACOSD_BENCH_WORKERS change the shape), 16 at a time, through the HTTP handler of a real node (raft on a
 // real disk, every write fsynced). It reports the register latency of the
 // first and the last tenth of the registers (flat when a register costs
 // the same whatever the service holds) and the largest size the data
@@ -48,7 +49,7 @@ func envInt(name string, def int) int {
 func BenchmarkPersistentRegister100k(b *testing.B) {
 	total := envInt("NACOSD_BENCH_INSTANCES", 100000)
 	services := envInt("NACOSD_BENCH_SERVICES", 10)
-	const workers = 16
+	workers := envInt("NACOSD_BENCH_WORKERS", 16)
 	for range b.N {
 		n := benchNode(b)
 		h := n.Handler()
@@ -102,10 +103,8 @@ func BenchmarkPersistentRegister100k(b *testing.B) {
 		b.ReportMetric(float64(dirBytes(n.Cfg.DataDir))/(1<<20), "MB-datadir-end")
 		b.ReportMetric(float64(total), "instances")
 		_ = filepath.WalkDir(n.Cfg.DataDir, func(p string, d fs.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				if fi, err := d.Info(); err == nil {
-					b.Logf("%10d %s", fi.Size(), p)
-				}
+			if fi, ierr := d.Info(); err == nil && ierr == nil && !d.IsDir() {
+				b.Logf("%6.1f MB %s", float64(fi.Size())/(1<<20), strings.TrimPrefix(p, n.Cfg.DataDir))
 			}
 			return nil
 		})
