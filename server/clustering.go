@@ -202,17 +202,20 @@ func (s *Server) reconcileVoters() {
 // Report is POST /v1/core/cluster/report for httpapi: the reporter's
 // information is stored (it is UP in this node's view) and what it runs is
 // recorded from the raft header.
-func (s *Server) Report(r compat.ReportedMember, raftHeader string) (known bool, selfRaft string) {
+func (s *Server) Report(r compat.ReportedMember, raftHeader string) (known bool, selfRaft, leader string) {
 	r.State = compat.MemberUp
+	if s.store != nil {
+		leader = s.store.LeaderAddr()
+	}
 	if !s.members.Update(r) {
-		return false, s.members.RaftAddr()
+		return false, s.members.RaftAddr(), leader
 	}
 	if raftHeader != "" {
 		s.members.SetKind(r.EffectiveAddress(), cluster.KindNacosd, raftHeader)
 	} else {
 		s.members.SetKind(r.EffectiveAddress(), cluster.KindJava, "")
 	}
-	return true, s.members.RaftAddr()
+	return true, s.members.RaftAddr(), leader
 }
 
 // Leave is POST /v1/core/cluster/server/leave.

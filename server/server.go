@@ -300,6 +300,13 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			pctx, cancel := context.WithTimeout(ctx, s.cfg.ClusterTimings.bootstrapWait())
 			s.members.Probe(pctx, 500*time.Millisecond)
 			cancel()
+			if l := s.members.RaftLeaderSeen(); l != "" {
+				// a nacosd raft group exists already (this node is new, or its
+				// data was wiped): join it; the leader adds this node as a
+				// voter when its report arrives and sends it a snapshot
+				rc.Bootstrap = false
+				s.log.Info("raft: joining the existing raft group", "leader", l)
+			}
 		}
 		rc.Peers = s.raftPeers(raftAddr)
 		rc.OpenTimeout = 5 * time.Second // without a quorum yet the node still starts (AP data, reads)

@@ -144,10 +144,11 @@ type load struct {
 	wg      sync.WaitGroup
 	errs    atomic.Int64
 	ok      atomic.Int64
+	samples map[string]int // failed answers, by text
 }
 
 func (c *cluster) startLoad() *load {
-	l := &load{c: c, acked: map[string]string{}, persist: map[string]bool{}, stop: make(chan struct{})}
+	l := &load{c: c, acked: map[string]string{}, persist: map[string]bool{}, stop: make(chan struct{}), samples: map[string]int{}}
 	l.wg.Add(1)
 	go func() {
 		defer l.wg.Done()
@@ -170,6 +171,16 @@ func (c *cluster) startLoad() *load {
 				l.ok.Add(1)
 			} else {
 				l.errs.Add(1)
+				msg := r.body
+				if err != nil {
+					msg = err.Error()
+				}
+				if len(msg) > 120 {
+					msg = msg[:120]
+				}
+				l.mu.Lock()
+				l.samples[strconv.Itoa(r.status)+" "+msg]++
+				l.mu.Unlock()
 			}
 			if i%5 == 0 {
 				ip := "127.9." + strconv.Itoa(i/250%250) + "." + strconv.Itoa(i%250)

@@ -2,6 +2,8 @@ package cluster_test
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -36,18 +38,21 @@ func TestKillNodes(t *testing.T) {
 	t.Logf("restarted node converged after %v", took)
 
 	fi := (c.leader() + 1) % 3
-	t.Logf("killing follower node %d", fi)
+	t.Logf("killing follower node %d and wiping its data directory", fi)
 	c.nodes[fi].kill()
+	if err := os.RemoveAll(filepath.Join(c.nodes[fi].home, "data")); err != nil {
+		t.Fatal(err)
+	}
 	time.Sleep(8 * time.Second)
 	l.check(t)
 	c.start(fi)
 	c.membersUp(60 * time.Second)
 	took, _ = c.converged(30*time.Second, []string{"fault.app", "fault.persistent"})
-	t.Logf("restarted follower converged after %v", took)
+	t.Logf("wiped follower rejoined and converged after %v", took)
 
 	l.end()
 	l.check(t)
-	t.Logf("writes: %d acknowledged, %d failed during the faults", l.ok.Load(), l.errs.Load())
+	t.Logf("writes: %d acknowledged, %d failed during the faults: %v", l.ok.Load(), l.errs.Load(), l.samples)
 	if gaps := watch(); len(gaps) > 0 {
 		t.Errorf("ephemeral instances dropped while owners moved (%d samples): %s", len(gaps), strings.Join(gaps[:min(len(gaps), 10)], "; "))
 	}

@@ -74,6 +74,7 @@ type Manager struct {
 	selfExt  map[string]any
 	confSig  string // cluster.conf contents last applied
 	cursor   int
+	leader   string // a raft leader a nacosd member named in a report answer
 	subs     map[int]func()
 	nextSub  int
 
@@ -102,9 +103,17 @@ const (
 	KindJava                // a Java Nacos node (reported without one)
 )
 
-// HeaderRaft carries a nacosd node's raft address on cluster reports and
-// their answers. Java nodes neither send nor answer it.
-const HeaderRaft = "X-Nacosd-Raft"
+// Headers of cluster reports between nacosd nodes. Java nodes neither send
+// nor answer them.
+const (
+	// HeaderRaft carries a nacosd node's raft address on reports and their
+	// answers.
+	HeaderRaft = "X-Nacosd-Raft"
+	// HeaderRaftLeader, on an answer, is the raft leader the answering node
+	// knows: a node starting with an empty data directory then joins that
+	// raft group instead of bootstrapping one.
+	HeaderRaftLeader = "X-Nacosd-Raft-Leader"
+)
 
 func (m *member) address() string { return compat.JoinMemberAddress(m.ip, m.port) }
 
@@ -500,6 +509,14 @@ func (m *Manager) Kind(addr string) (Kind, string) {
 		return mem.kind, mem.raft
 	}
 	return KindUnknown, ""
+}
+
+// RaftLeaderSeen returns a raft leader some nacosd member named when it
+// answered a report, "" if none did.
+func (m *Manager) RaftLeaderSeen() string {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.leader
 }
 
 // RaftAddr is this node's announced raft address.

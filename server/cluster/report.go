@@ -52,6 +52,11 @@ func (m *Manager) reportTo(ctx context.Context, target string) bool {
 	case resp.Status == http.StatusOK && restResultOK(resp.Body):
 		if raft := resp.Header.Get(HeaderRaft); raft != "" {
 			m.SetKind(target, KindNacosd, raft)
+			if l := resp.Header.Get(HeaderRaftLeader); l != "" {
+				m.mu.Lock()
+				m.leader = l
+				m.mu.Unlock()
+			}
 		} else {
 			m.SetKind(target, KindJava, "")
 		}

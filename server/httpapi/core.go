@@ -36,8 +36,9 @@ type Cluster interface {
 type Membership interface {
 	// Report stores a member's report (its state becomes UP) and records
 	// whether it is a nacosd node from the raft header; it returns whether
-	// the reporter is a member and this node's raft address to answer with.
-	Report(m compat.ReportedMember, raftHeader string) (known bool, selfRaft string)
+	// the reporter is a member, and this node's raft address and raft
+	// leader to answer with.
+	Report(m compat.ReportedMember, raftHeader string) (known bool, selfRaft, leader string)
 	// Leave removes members (POST /v1/core/cluster/server/leave).
 	Leave(addrs []string) error
 	// UpAddresses is memberAddressInfos (GET /v1/core/cluster/simple/nodes).
@@ -200,9 +201,12 @@ func (h *coreHandlers) report(c *fiber.Ctx) error {
 	if !m.Check() { // Member.check(): ip and address not blank, port not -1
 		return SendJSON(c, compat.RestResultFailed(400, "Node information is illegal"))
 	}
-	known, raft := h.mb.Report(m, string(c.Request().Header.Peek(cluster.HeaderRaft)))
+	known, raft, leader := h.mb.Report(m, string(c.Request().Header.Peek(cluster.HeaderRaft)))
 	if raft != "" {
 		c.Set(cluster.HeaderRaft, raft)
+		if leader != "" {
+			c.Set(cluster.HeaderRaftLeader, leader)
+		}
 	}
 	return SendJSON(c, compat.RestResultString(strconv.FormatBool(known)))
 }

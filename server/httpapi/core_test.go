@@ -24,13 +24,13 @@ func (f *fakeCluster) Self() compat.Member      { return f.self }
 func (f *fakeCluster) Members() []compat.Member { return f.members }
 func (f *fakeCluster) Standalone() bool         { return f.standalone }
 func (f *fakeCluster) Ready() error             { return f.ready }
-func (f *fakeCluster) Report(m compat.ReportedMember, _ string) (bool, string) {
+func (f *fakeCluster) Report(m compat.ReportedMember, _ string) (bool, string, string) {
 	for _, mem := range f.members {
 		if mem.Address() == m.EffectiveAddress() {
-			return true, ""
+			return true, "", ""
 		}
 	}
-	return false, ""
+	return false, "", ""
 }
 func (f *fakeCluster) Leave([]string) error { return nil }
 func (f *fakeCluster) UpAddresses() []string {
