@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short lint fuzz bench conformance security clean ui ui-check ui-test cluster-test
+.PHONY: build run run-cluster test test-short lint fuzz bench conformance security clean ui ui-check ui-test cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -10,6 +10,10 @@ build:
 # Standalone server on :8848, context path /nacos, data under ./data.
 run: build
 	./$(BIN) -mode standalone -port 8848 -context-path /nacos -data-dir ./data
+
+# A three-node cluster on 127.0.0.1:8848, :8858, :8868 (homes under ./cluster).
+run-cluster: build
+	bash server/cmd/nacosd/run-cluster.sh
 
 # Every Go test (unit, integration with real clients, raft crash tests), with the race detector.
 test:

@@ -377,17 +377,22 @@ func (m *Manager) selfLocked() compat.Member {
 }
 
 // SetSelfInfo sets (v != nil) or removes an extendInfo entry of self, such
-// as raftMetaData.
+// as raftMetaData. A change refreshes self's lastRefreshTime, as Java's
+// JRaftProtocol.injectProtocolMetaData does through memberManager.update.
 func (m *Manager) SetSelfInfo(key string, v any) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.selfExt == nil {
 		m.selfExt = map[string]any{}
 	}
+	old, had := m.selfExt[key]
 	if v == nil {
 		delete(m.selfExt, key)
 	} else {
 		m.selfExt[key] = v
+	}
+	if had != (v != nil) || stringOf(old) != stringOf(v) {
+		m.self.ext["lastRefreshTime"] = m.cfg.Clock.Now().UnixMilli()
 	}
 }
 

@@ -31,6 +31,8 @@ const (
 type RaftApplied interface {
 	AppliedIndex() uint64
 	WaitApplied(ctx context.Context, index uint64) error
+	WaitLeader(ctx context.Context) error
+	LeaderID() string
 }
 
 // ForwardFunc sends the request to the leader's HTTP address as it came
@@ -76,12 +78,30 @@ func ForwardToLeader(d ForwardDeps) fiber.Handler {
 		if !errors.As(err, &nl) {
 			return err
 		}
-		if forwarded || nl.LeaderID == "" || nl.LeaderID == d.Self || d.Forward == nil {
+		if forwarded || d.Forward == nil {
 			return noLeader(c)
 		}
-		return forward(c, d, nl.LeaderID)
+		leader := nl.LeaderID
+		if leader == "" && d.Store != nil {
+			// an election is under way (the leader died a moment ago): wait
+			// for its outcome briefly rather than fail the write
+			ctx, cancel := context.WithTimeout(c.UserContext(), electionWait)
+			if d.Store.WaitLeader(ctx) == nil {
+				leader = d.Store.LeaderID()
+			}
+			cancel()
+		}
+		if leader == "" {
+			return noLeader(c)
+		}
+		// the leader may be this node by now: its own handler runs again,
+		// through the same relay, as a forwarded request
+		return forward(c, d, leader)
 	}
 }
+
+// electionWait bounds how long a write waits for a new raft leader.
+const electionWait = 3 * time.Second
 
 func forward(c *fiber.Ctx, d ForwardDeps, leader string) error {
 	req := c.Request()
