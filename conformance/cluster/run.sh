@@ -11,6 +11,14 @@ if ! command -v iptables >/dev/null 2>&1; then
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq iptables) </dev/null >/dev/null 2>&1 \
     || { echo "cluster-test: cannot install iptables" >&2; exit 1; }
 fi
+if ! command -v mariadbd >/dev/null 2>&1; then
+  echo "cluster-test: installing mariadb-server (the Java member of the mixed-cluster test runs on MySQL)" >&2
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server) </dev/null >/dev/null 2>&1 \
+    || { echo "cluster-test: cannot install mariadb-server" >&2; exit 1; }
+fi
+# the Java Nacos 1.4.8 reference for the mixed cluster (never optional)
+NACOS_REFERENCE_HOME=$(bash conformance/reference.sh) || exit 3
+export NACOS_REFERENCE_HOME
 log="${NACOSD_CLUSTER_LOG:-/tmp/nacosd-cluster-test.log}"
 NACOSD_CLUSTER_TEST=1 go test -count=1 -timeout 20m -v ./conformance/cluster/ "$@" >"$log" 2>&1
 rc=$?
