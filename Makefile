@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run run-cluster test test-short lint fuzz bench conformance security clean ui ui-check ui-test cluster-test
+.PHONY: build run run-cluster test test-short lint fuzz bench conformance security clean ui ui-check ui-test cluster-test bench-cluster
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -57,6 +57,11 @@ conformance:
 # restart, a client losing its server (conformance/cluster/run.sh).
 cluster-test:
 	bash conformance/cluster/run.sh
+
+# Throughput, cross-node visibility and checksum cost of a three-node
+# cluster (figures in docs/benchmarks.md; not in CI).
+bench-cluster:
+	NACOSD_CLUSTER_BENCH=1 bash conformance/cluster/run.sh -run TestClusterBench
 
 # The attack suite against nacosd with auth on (docs/security.md); set
 # NACOSD_SECURITY_JAVA=host:port of a Java Nacos 1.4.8 started with
