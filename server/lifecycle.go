@@ -108,6 +108,9 @@ func (s *Server) closeComponents() []error {
 		// the listener is what failed
 		_ = s.ln.Close()
 	}
+	if err := s.closeOps(); err != nil {
+		errs = append(errs, err)
+	}
 	if s.registry != nil {
 		if err := s.registry.Close(); err != nil {
 			errs = append(errs, err)

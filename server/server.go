@@ -108,6 +108,8 @@ type Config struct {
 	// SnowflakeWorkerID is nacos.core.snowflake.worker-id; nil derives it
 	// from the advertised IP as Java does.
 	SnowflakeWorkerID *int64
+	// Ops configures the actuator endpoints and the access log (ops.go).
+	Ops OpsConfig
 }
 
 // Settings converts the properties for the auth service, which refuses
@@ -184,6 +186,7 @@ type Server struct {
 	push     *push.Service
 	hub      *live.Hub // naming changes for the console's event streams
 	auth     *auth.Service
+	ops      opsState // metrics and access log (ops.go)
 	app      *fiber.App
 	ln       net.Listener
 	self     compat.Member
@@ -267,6 +270,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	var regp atomic.Pointer[naming.Registry]
 	pc := s.cfg.Push
 	pc.LeadingEdge = !s.cfg.JavaPushTiming
+	pc.OnAck = s.ops.pushAcked(pc.OnAck)
 	if pc.Clock == nil {
 		pc.Clock = s.cfg.Clock
 	}
@@ -310,6 +314,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 
 	cc := config.DefaultConfig()
 	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
+	cc.Notified = s.ops.configNotified
 	cc.WorkerID = config.WorkerIDFromIP(ip)
 	if s.cfg.SnowflakeWorkerID != nil {
 		cc.WorkerID = *s.cfg.SnowflakeWorkerID
@@ -341,6 +346,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Concurrency:           hardConns,     // beyond: fasthttp's 503 and close
 		IdleTimeout:           headerTimeout, // Tomcat keepAliveTimeout = connectionTimeout; also bounds a silent new connection
 	})
+	if err := s.startOps(); err != nil {
+		return err
+	}
+	s.app.Use(httpapi.Observe(s.cfg.ContextPath, s.observed)) // metrics and access log, panics included
 	// A handler bug must cost one request, not the process: the panic is
 	// logged with its stack and answered 500 through the error handler.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
@@ -360,6 +369,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app.Use(httpapi.Secured(s.auth, s.cfg.ContextPath, s.config))
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s)
+	httpapi.MountActuator(root, s.actuator())
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
 	httpapi.MountAuth(root, s.auth)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
@@ -369,7 +379,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.ln = cln // counted, first-byte deadline (server/limits.go)
 	s.serve(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
-		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled)
+		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled,
+		"mode", s.modeName(), "members", s.memberAddrs(), "home", s.cfg.Home)
 	return nil
 }
 

@@ -69,7 +69,9 @@ func MountCore(r fiber.Router, cl Cluster) {
 // methodNotSupported is Spring's HttpRequestMethodNotSupportedException
 // through ConsoleExceptionHandler (console-auth-core-v1.md §1.5).
 func methodNotSupported(c *fiber.Ctx) error {
-	return compat.ServerError("Request method '" + c.Method() + "' not supported")
+	e := compat.ServerError("Request method '" + c.Method() + "' not supported")
+	e.Exception = ExceptionMethodNotSupported
+	return e
 }
 
 func (h *coreHandlers) self(c *fiber.Ctx) error {

@@ -62,7 +62,8 @@ type Metrics struct {
 	midnight clock.Timer
 	closed   bool
 
-	sys *systemSampler
+	sys  *systemSampler
+	java javaMeters
 }
 
 // dailyBase holds the since-start counters at the last reset, so that the
@@ -94,8 +95,9 @@ func New(cfg Config) *Metrics {
 		Help:    "Time from sending a UDP push to receiving its ack.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
-	m.reg.MustRegister(m.http, m.httpMax, m.ackHist,
-		&nacosCollector{m: m}, &nacosdCollector{m: m}, &compatCollector{m: m},
+	m.java = m.newJavaMeters()
+	m.reg.MustRegister(m.http, m.httpMax, m.ackHist, m.java.notify, m.java.notifyMax, m.java.exc,
+		&nacosCollector{m: m}, &nacosdCollector{m: m}, &compatCollector{m: m}, &gcCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.base = m.currentBase()
 	m.armMidnight()
