@@ -102,7 +102,7 @@ func TestActuatorAndMetrics(t *testing.T) {
 	n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {"d1"}, "group": {"g"}}, nil, nil)
 	n.Do("GET", "/nacos/v1/cs/configs/", url.Values{"dataId": {"nope"}, "group": {"g"}}, nil, nil)
 	n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {""}, "group": {"g"}}, nil, nil) // counted, then refused
-	n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {"d1"}}, nil, nil)              // group missing: not counted
+	n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {"d1"}}, nil, nil)               // group missing: not counted
 	n.Do("DELETE", "/nacos/v1/console/health/liveness", nil, nil, nil)
 	n.Do("GET", "/nacos/v1/no/such/path", nil, nil, nil)
 	n.Do("POST", "/nacos/v1/ns/instance", url.Values{"serviceName": {"s1"}, "ip": {"127.0.0.9"}, "port": {"80"}, "ephemeral": {"false"}}, nil, nil)
