@@ -370,6 +370,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s)
 	httpapi.MountActuator(root, s.actuator())
+	httpapi.MountMigrate(root, s.config, s.auth)
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
 	httpapi.MountAuth(root, s.auth)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,

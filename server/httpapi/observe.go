@@ -136,6 +136,9 @@ func springURI(c *fiber.Ctx, contextPath, exception string) string {
 	case p == "" || p == "/":
 		return "/**" // the console's index page: a static resource in Java
 	case strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/actuator"):
+		if strings.HasSuffix(p, "/*") { // fiber's wildcard is Spring's /**
+			return p + "*"
+		}
 		return p
 	}
 	return "/**"
