@@ -36,7 +36,9 @@ func (k gkey) String() string { return compat.GroupKey(k.dataID, k.group, k.tena
 // (the batcher groups them).
 func tableConfigs(ctx context.Context, t tables, loc *time.Location, emit func(config.ImportSet) error) error {
 	tags := map[gkey][]string{}
-	if err := t.scan(ctx, "config_tags_relation", colsRelation, t.tagOrder(), func(r row) error {
+	// in row order: Java reads a config's tags without ORDER BY and both
+	// MySQL and Derby answer in insertion order (seen on the reference)
+	if err := t.scan(ctx, "config_tags_relation", colsRelation, "nid", func(r row) error {
 		tags[keyOf(r)] = append(tags[keyOf(r)], r.str("tag_name"))
 		return nil
 	}); err != nil {

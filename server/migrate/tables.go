@@ -22,10 +22,6 @@ type tables interface {
 	// scan calls fn for every row of "select cols from table order by ...".
 	scan(ctx context.Context, table string, cols []string, orderBy string, fn func(row) error) error
 	count(ctx context.Context, table string) (int, error)
-	// tagOrder orders config_tags_relation as Java reads a config's tags
-	// ("SELECT tag_name ... WHERE id=?" without ORDER BY): through the
-	// (id, tag_name, tag_type) index on MySQL, in row order on Derby.
-	tagOrder() string
 	describe() string
 	close() error
 }
@@ -141,7 +137,6 @@ func mysqlConfig(dsn, user, password string) (*mysql.Config, error) {
 }
 
 func (t *mysqlTables) describe() string { return "MySQL " + t.dsn }
-func (t *mysqlTables) tagOrder() string { return "id, tag_name, tag_type" }
 func (t *mysqlTables) close() error     { return t.db.Close() }
 
 func (t *mysqlTables) count(ctx context.Context, table string) (int, error) {
@@ -226,7 +221,6 @@ type derbyResult struct {
 
 func (t *derbyTables) describe() string { return "Derby of " + t.c.base + " (via /v1/cs/ops/derby)" }
 func (t *derbyTables) close() error     { return nil }
-func (t *derbyTables) tagOrder() string { return "nid" }
 
 func (t *derbyTables) query(ctx context.Context, sqlText string) ([]map[string]any, error) {
 	var res derbyResult
