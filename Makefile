@@ -2,10 +2,21 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short race fuzz bench conformance security migrate-test lint clean ui ui-check ui-test
+.PHONY: docker docker-check build run test test-short race fuzz bench conformance security migrate-test lint clean ui ui-check ui-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
+
+# The docker image (Dockerfile: a drop-in for nacos/nacos-server:v1.4.x).
+IMAGE ?= nacosd:local
+docker: build
+	docker build -t $(IMAGE) .
+
+# Build the image and start the docker/compose examples (standalone; the
+# engine and docker-compose are installed when missing), with a real
+# Prometheus answering every query of docs/grafana/nacosd-dashboard.json.
+docker-check:
+	bash docker/compose/check.sh
 
 # Standalone server on :8848, context path /nacos, data under ./data.
 run: build

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // TZ works in the scratch docker image, which has no zoneinfo
 
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/settings"
