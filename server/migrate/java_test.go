@@ -328,6 +328,10 @@ func TestMigrateFromJavaOnMariaDB(t *testing.T) {
 		logSummary(t, sum)
 		t.Fatal("MySQL-only run")
 	}
+	// the cut-over bridge against Java: its beat check runs every 5 s, so
+	// timings are coarser than in TestBridgeCutover
+	cutover(t, java, dst, cutoverTiming{beat: 500 * time.Millisecond, timeout: 3 * time.Second, interval: 500 * time.Millisecond,
+		live: 2 * time.Second, hold: 15 * time.Second}, Options{FromUser: "nacos", FromPassword: "java-admin-pw", ToUser: "nacos", ToPassword: "java-admin-pw"})
 	t.Logf("whole test %s", time.Since(start).Round(time.Millisecond))
 }
 

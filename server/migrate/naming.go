@@ -50,6 +50,7 @@ type (
 		Ephemeral   bool              `json:"ephemeral"`
 		ClusterName string            `json:"clusterName"`
 		Metadata    map[string]string `json:"metadata"`
+		LastBeat    int64             `json:"lastBeat"`
 	}
 )
 

@@ -40,6 +40,8 @@ func runMigrate(ctx context.Context, args []string, lookupEnv func(string) (stri
 	fs.StringVar(&o.ToPassword, "to-password", env("NACOS_MIGRATE_TO_PASSWORD", "nacos"), "its password [NACOS_MIGRATE_TO_PASSWORD]")
 	fs.BoolVar(&o.DryRun, "dry-run", false, "read everything and report what would be copied; write nothing")
 	fs.DurationVar(&o.Timeout, "timeout", 30*time.Second, "timeout of each HTTP request")
+	bridge := fs.Bool("bridge", false, "cut-over mode: copy nothing else, but keep every ephemeral instance registered on both servers while clients move (each instance beaten on one side is registered on the other), until interrupted (docs/migration.md)")
+	bridgeEvery := fs.Duration("bridge-interval", 3*time.Second, "how often the bridge looks at both servers")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `nacosd migrate: copy a Java Nacos 1.x into a running nacosd.
 
@@ -52,6 +54,7 @@ Usage:
   nacosd migrate -from http://java-nacos:8848/nacos -to http://nacosd:8848/nacos
   nacosd migrate -from http://java-nacos:8848/nacos -from-mysql 'nacos:pw@tcp(db:3306)/nacos' -to ...
   nacosd migrate -from-home /opt/nacos -from http://java-nacos:8848/nacos -to ... -dry-run
+  nacosd migrate -bridge -from http://java-nacos:8848/nacos -to ...   (while clients move)
 
 `)
 		fs.PrintDefaults()
@@ -81,6 +84,12 @@ Usage:
 			return fmt.Errorf("migrate: -mysql-time-zone: %w", err)
 		}
 		o.MySQLLocation = loc
+	}
+	if *bridge {
+		fmt.Fprintln(stderr, "nacosd migrate -bridge: mirroring ephemeral instances between", o.From, "and", o.To, "until interrupted")
+		return migrate.Bridge(ctx, o, migrate.BridgeOptions{Interval: *bridgeEvery, Report: func(r migrate.BridgeRound) {
+			fmt.Fprintf(stderr, "%s %s\n", time.Now().Format("15:04:05"), r)
+		}})
 	}
 	o.Progress = stderr
 	if f, ok := stderr.(*os.File); ok {
