@@ -4,7 +4,8 @@
 // process/system/jvm meters the community Grafana dashboard queries) and
 // nacosd's own (push, long polling, beats, raft, Go runtime). Domain
 // figures are read at scrape time through Sources; only the HTTP layer and
-// the push ack hook feed it per event. See DESIGN.md.
+// the push ack hook feed it per event. The series and where they differ
+// from Java are listed in docs/operations.md.
 package metrics
 
 import (
