@@ -321,6 +321,9 @@ func listAll[T any](ctx context.Context, c *client, path string) ([]T, error) {
 	for p := 1; ; p++ {
 		var pg page[T]
 		if err := c.get(ctx, path, url.Values{"pageNo": {strconv.Itoa(p)}, "pageSize": {"500"}}, &pg); err != nil {
+			if isStatus(err, 403) {
+				return nil, fmt.Errorf("migrate: list %s of %s needs an admin (give its user and password): %w", path, c.base, err)
+			}
 			return nil, fmt.Errorf("migrate: list %s of %s: %w", path, c.base, err)
 		}
 		out = append(out, pg.PageItems...)

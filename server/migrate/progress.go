@@ -35,7 +35,10 @@ func (p *progress) start(phase string, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.phase, p.done, p.total, p.started = phase, 0, total, time.Now()
-	p.drawLocked(true)
+	p.lastDraw = p.started // a log gets a line after `every`, and the final one
+	if p.terminal {
+		p.drawLocked(true)
+	}
 }
 
 // step counts n more items of the phase.
