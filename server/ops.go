@@ -82,9 +82,15 @@ func (s *Server) startOps() error {
 }
 
 // observed feeds one finished request to the metrics and the access log.
-func (s *Server) observed(r *httpapi.Request) {
+func (s *Server) observed(r httpapi.Request) {
 	if m := s.ops.m.Load(); m != nil {
-		m.ObserveRequest(metrics.Request{Method: r.Method, URI: r.URI, Status: r.Status, Exception: r.Exception, Duration: r.Duration})
+		method := r.Method
+		switch method {
+		case "GET", "POST", "PUT", "DELETE", "HEAD", "PATCH", "OPTIONS", "TRACE", "CONNECT":
+		default:
+			method = "UNKNOWN" // made-up methods must not mint series without end
+		}
+		m.ObserveRequest(metrics.Request{Method: method, URI: r.URI, Status: r.Status, Exception: r.Exception, Duration: r.Duration})
 		switch r.ConfigOp {
 		case "get":
 			m.ConfigGet()

@@ -349,7 +349,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.startOps(); err != nil {
 		return err
 	}
-	s.app.Use(httpapi.Observe(s.cfg.ContextPath, s.observed)) // metrics and access log, panics included
+	s.app.Use(httpapi.Observe(s.cfg.ContextPath, s.ops.access != nil, s.observed)) // metrics and access log, panics included
 	// A handler bug must cost one request, not the process: the panic is
 	// logged with its stack and answered 500 through the error handler.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {

@@ -15,8 +15,10 @@ import (
 const ExceptionMethodNotSupported = "HttpRequestMethodNotSupportedException"
 
 // Request is one finished request as the metrics and the access log see it.
-// The header functions and byte slices are valid only during the OnRequest
-// call: fiber reuses the request's memory afterwards.
+// The header functions are valid only during the onRequest call: fiber
+// reuses the request's memory afterwards. Path, Query, Protocol,
+// BytesSent, RemoteIP, LocalAddr and the header functions are filled only
+// for Observe's detail mode (the access log).
 type Request struct {
 	Start    time.Time
 	Duration time.Duration
@@ -50,7 +52,9 @@ type Request struct {
 // onRequest once the response is complete. It runs the error handler
 // itself for errors returned further down, so the status it reports is the
 // one sent. Register it first, before recover, so panics are seen too.
-func Observe(contextPath string, onRequest func(*Request)) fiber.Handler {
+// Without detail only what the metrics need is gathered (no allocation
+// for a plain request).
+func Observe(contextPath string, detail bool, onRequest func(Request)) fiber.Handler {
 	if contextPath == "/" {
 		contextPath = ""
 	}
@@ -65,28 +69,44 @@ func Observe(contextPath string, onRequest func(*Request)) fiber.Handler {
 			}
 		}
 		r.Duration = time.Since(start)
-		r.Method = strings.Clone(c.Method()) // fiber reuses its memory; metrics keep label values
-		r.Path = string(c.Request().URI().PathOriginal())
-		if i := strings.IndexByte(r.Path, '?'); i >= 0 {
-			r.Path = r.Path[:i]
-		}
-		r.Query = string(c.Request().URI().QueryString())
-		r.Protocol = string(c.Request().Header.Protocol())
+		r.Method = methodName(c.Method())
 		r.Status = c.Response().StatusCode()
-		if !c.Response().IsBodyStream() { // Body() would drain a stream (server-sent events)
-			r.BytesSent = len(c.Response().Body())
-		}
-		r.RemoteIP = c.Context().RemoteIP().String()
-		r.LocalAddr = c.Context().LocalAddr().String()
 		r.URI = springURI(c, contextPath, r.Exception)
 		if r.URI == "/v1/cs/configs" {
 			r.ConfigOp = configOp(c)
 		}
-		r.ReqHeader = func(k string) string { return string(c.Request().Header.Peek(k)) }
-		r.RespHeader = func(k string) string { return string(c.Response().Header.Peek(k)) }
-		onRequest(&r)
+		if detail {
+			r.Path = string(c.Request().URI().PathOriginal())
+			if i := strings.IndexByte(r.Path, '?'); i >= 0 {
+				r.Path = r.Path[:i]
+			}
+			r.Query = string(c.Request().URI().QueryString())
+			r.Protocol = string(c.Request().Header.Protocol())
+			if !c.Response().IsBodyStream() { // Body() would drain a stream (server-sent events)
+				r.BytesSent = len(c.Response().Body())
+			}
+			r.RemoteIP = c.Context().RemoteIP().String()
+			r.LocalAddr = c.Context().LocalAddr().String()
+			r.ReqHeader = func(k string) string { return string(c.Request().Header.Peek(k)) }
+			r.RespHeader = func(k string) string { return string(c.Response().Header.Peek(k)) }
+		} else if r.Failed {
+			r.Path = string(c.Request().URI().PathOriginal())
+		}
+		onRequest(r)
 		return nil
 	}
+}
+
+// methodName returns a string the metrics may keep: fiber's method string
+// aliases the request buffer, which is reused.
+func methodName(m string) string {
+	for _, k := range []string{fiber.MethodGet, fiber.MethodPost, fiber.MethodPut, fiber.MethodDelete, fiber.MethodHead,
+		fiber.MethodPatch, fiber.MethodOptions} {
+		if m == k {
+			return k
+		}
+	}
+	return strings.Clone(m)
 }
 
 // exceptionOf names the Java exception behind an error a handler returned.

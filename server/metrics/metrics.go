@@ -53,6 +53,7 @@ type Metrics struct {
 
 	http    *prometheus.SummaryVec
 	httpMax *windowMaxVec
+	reqs    sync.Map // reqKey → *reqSeries: one lookup, no allocation per request
 	ackHist prometheus.Histogram
 
 	getConfig, publish atomic.Int64 // since local midnight (Java MetricsMonitor)
@@ -128,12 +129,29 @@ type Request struct {
 
 var httpLabels = []string{"exception", "method", "outcome", "status", "uri"}
 
-// ObserveRequest records one request.
+type reqKey struct {
+	exception, method, uri string
+	status                 int
+}
+
+type reqSeries struct {
+	obs prometheus.Observer
+	max *series
+}
+
+// ObserveRequest records one request. The label values must not alias
+// memory that is reused (fiber's request buffers).
 func (m *Metrics) ObserveRequest(r Request) {
-	lv := []string{r.Exception, r.Method, outcome(r.Status), strconv.Itoa(r.Status), r.URI}
+	k := reqKey{r.Exception, r.Method, r.URI, r.Status}
+	v, ok := m.reqs.Load(k)
+	if !ok {
+		lv := []string{r.Exception, r.Method, outcome(r.Status), strconv.Itoa(r.Status), r.URI}
+		v, _ = m.reqs.LoadOrStore(k, &reqSeries{obs: m.http.WithLabelValues(lv...), max: m.httpMax.get(lv)})
+	}
+	rs := v.(*reqSeries)
 	sec := r.Duration.Seconds()
-	m.http.WithLabelValues(lv...).Observe(sec)
-	m.httpMax.observe(lv, sec)
+	rs.obs.Observe(sec)
+	m.httpMax.observeSeries(rs.max, sec)
 }
 
 // ConfigGet counts a GET /v1/cs/configs read (Java's getConfig monitor).
