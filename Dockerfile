@@ -17,7 +17,7 @@
 # The image holds only the static binary and the conf, so it builds without
 # a registry; build the binary first:
 #   make docker            # CGO_ENABLED=0 go build, then docker build -t nacosd:local .
-# Compose examples: docker/compose/ (docs/operations.md).
+# Compose examples: docker/compose/ (docs/deployment.md).
 FROM scratch
 COPY bin/nacosd /home/nacos/bin/nacosd
 COPY docker/nacosd/conf/application.properties /home/nacos/conf/application.properties

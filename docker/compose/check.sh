@@ -100,14 +100,25 @@ expect() { # expect <what> <want> <got>
   [[ "$3" == "$2" ]] || die "$1: got '$3', want '$2'"
 }
 
+# eventually <what> <command...>: retry for up to 15 s (a cluster applies
+# a write on the other members a moment after answering it).
+eventually() {
+  local what=$1; shift
+  for _ in $(seq 1 75); do "$@" && return 0; sleep 0.2; done
+  die "$what"
+}
+
 # smoke <port>: a config round trip and a persistent instance.
 smoke() {
   local b="http://127.0.0.1:$1/nacos"
   expect "publish" true "$(curl -s -m 10 -X POST "$b/v1/cs/configs" -d dataId=compose.check -d group=G -d content=hello)"
   expect "read" hello "$(curl -s -m 10 "$b/v1/cs/configs?dataId=compose.check&group=G")"
   expect "register" ok "$(curl -s -m 10 -X POST "$b/v1/ns/instance?serviceName=compose-svc&ip=127.0.0.7&port=80&ephemeral=false")"
-  curl -s -m 10 "$b/v1/ns/instance/list?serviceName=compose-svc" | grep -q '"ip":"127.0.0.7"' || die "instance not listed"
+  eventually "instance not listed" listed "$1"
 }
+
+listed() { curl -s -m 10 "http://127.0.0.1:$1/nacos/v1/ns/instance/list?serviceName=compose-svc" | grep -q '"ip":"127.0.0.7"'; }
+config_is() { [[ "$(curl -s -m 10 "http://127.0.0.1:$1/nacos/v1/cs/configs?dataId=compose.check&group=G")" == "$2" ]]; }
 
 # dashboard <port>: Debian's Prometheus scrapes nacosd as the nacos-docker
 # example's prometheus-standalone.yaml does; every dashboard query must
@@ -176,7 +187,8 @@ check_cluster() {
   NACOS1_PORT=$p1 NACOS2_PORT=$p2 NACOS3_PORT=$p3 up cluster "$p"
   for port in $p1 $p2 $p3; do wait_ready "$p" "$port"; done
   smoke "$p1"
-  expect "config read on node 3" hello "$(curl -s -m 10 "http://127.0.0.1:$p3/nacos/v1/cs/configs?dataId=compose.check&group=G")"
+  eventually "config not readable on node 3" config_is "$p3" hello
+  eventually "instance not listed on node 2" listed "$p2"
   log "cluster: ok (ports $p1 $p2 $p3)"
 }
 

@@ -5,7 +5,7 @@
 // nacosd's own (push, long polling, beats, raft, Go runtime). Domain
 // figures are read at scrape time through Sources; only the HTTP layer and
 // the push ack hook feed it per event. The series and where they differ
-// from Java are listed in docs/operations.md.
+// from Java are listed in docs/deployment.md.
 package metrics
 
 import (
