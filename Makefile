@@ -2,10 +2,21 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run run-cluster test test-short lint fuzz bench conformance security clean ui ui-check ui-test cluster-test bench-cluster
+.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-cluster conformance security migrate-test lint clean ui ui-check ui-test cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
+
+# The docker image (Dockerfile: a drop-in for nacos/nacos-server:v1.4.x).
+IMAGE ?= nacosd:local
+docker: build
+	docker build -t $(IMAGE) .
+
+# Build the image and start the docker/compose examples (standalone; the
+# engine and docker-compose are installed when missing), with a real
+# Prometheus answering every query of docs/grafana/nacosd-dashboard.json.
+docker-check:
+	bash docker/compose/check.sh
 
 # Standalone server on :8848, context path /nacos, data under ./data.
 run: build
@@ -68,6 +79,12 @@ bench-cluster:
 # -Dnacos.core.auth.enabled=true to log what each attack does there.
 security:
 	$(GO) test -count=1 ./security/ ./server/auth/
+
+# nacosd migrate against a real Java Nacos 1.4.8 on Debian's MariaDB (both
+# installed or unpacked when missing): fill Java through its API, migrate,
+# compare entry by entry through both servers' APIs (docs/migration.md).
+migrate-test:
+	bash server/migrate/ci.sh
 
 # The web console's bundle (server/console/ui/dist) is committed, so Go
 # builds need no npm. `make ui` rebuilds it from ui/src with the locked npm

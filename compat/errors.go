@@ -10,6 +10,11 @@ type Error struct {
 	Body   string
 	// ContentType, when set, overrides the default text/plain content type.
 	ContentType string
+	// Exception is the simple name of the Java exception class behind the
+	// answer, for the exception tag of http_server_requests_seconds
+	// ("" when the constructor cannot know it: the metrics layer then
+	// says NacosException for a 5xx and None otherwise).
+	Exception string
 }
 
 // Error returns the body.
@@ -19,7 +24,7 @@ func (e *Error) Error() string { return e.Body }
 // NumberFormatException) through ConsoleExceptionHandler: 400 "caused: msg;".
 // Extra messages are appended as the cause chain (naming-v1.md §1.6).
 func IllegalArgument(msg string, causes ...string) *Error {
-	return &Error{Status: 400, Body: causedBody(msg, causes)}
+	return &Error{Status: 400, Body: causedBody(msg, causes), Exception: "IllegalArgumentException"}
 }
 
 // ServerError is every other exception (NacosException whatever its code,
@@ -58,13 +63,17 @@ func ParamRequired(name string) *Error {
 
 // NumberFormat is Integer.parseInt/Double.parseDouble's NumberFormatException.
 func NumberFormat(input string) *Error {
-	return IllegalArgument(`For input string: "` + input + `"`)
+	e := IllegalArgument(`For input string: "` + input + `"`)
+	e.Exception = "NumberFormatException"
+	return e
 }
 
 // MissingRequestParam is Spring's MissingServletRequestParameterException
 // (Spring 5.3 / Boot 2.7 wording) for an @RequestParam of the given Java type.
 func MissingRequestParam(name, javaType string) *Error {
-	return ServerError("Required request parameter '" + name + "' for method parameter type " + javaType + " is not present")
+	e := ServerError("Required request parameter '" + name + "' for method parameter type " + javaType + " is not present")
+	e.Exception = "MissingServletRequestParameterException"
+	return e
 }
 
 // DeserializeError is NacosDeserializationException (errCode 101) for a
@@ -72,5 +81,7 @@ func MissingRequestParam(name, javaType string) *Error {
 // message as the cause. NacosRuntimeException formats "errCode: %d, errMsg:
 // %s " and the class message ends "failed. ", hence the two spaces.
 func DeserializeError(javaClass, cause string) *Error {
-	return ServerError("errCode: 101, errMsg: Nacos deserialize for class ["+javaClass+"] failed.  ", cause)
+	e := ServerError("errCode: 101, errMsg: Nacos deserialize for class ["+javaClass+"] failed.  ", cause)
+	e.Exception = "NacosDeserializationException"
+	return e
 }

@@ -259,7 +259,7 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 			if err := os.MkdirAll(data, 0o755); err != nil {
 				t.Fatal(err)
 			}
-			s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":/data"}, nil)
+			s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":" + NacosdContainerData}, NacosdContainerEnv())
 		case TargetReference:
 			home := os.Getenv("NACOS_REFERENCE_HOME")
 			if home == "" { // self-reference: a second nacosd
@@ -267,7 +267,7 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 				if err := os.MkdirAll(data, 0o755); err != nil {
 					t.Fatal(err)
 				}
-				s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":/data"}, nil)
+				s.Containerise(ImageNacosd, NacosdContainerCmd, []string{data + ":" + NacosdContainerData}, NacosdContainerEnv())
 				continue
 			}
 			ref := filepath.Join(root, "javatest", "reference")

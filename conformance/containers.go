@@ -56,10 +56,15 @@ func copyFile(src, dst string) error {
 }
 
 // BuildNacosdImage builds ImageNacosd from the repository's Dockerfile (FROM
-// scratch) and the static binary bin, in a context holding only the binary.
+// scratch) and the static binary bin, in a context holding only the binary
+// and the image's conf.
 func BuildNacosdImage(ctx context.Context, root, bin, work string) error {
 	dir := filepath.Join(work, "image-nacosd")
 	if err := copyFile(bin, filepath.Join(dir, "bin", "nacosd")); err != nil {
+		return fmt.Errorf("conformance: nacosd image context: %w", err)
+	}
+	conf := filepath.Join("docker", "nacosd", "conf", "application.properties")
+	if err := copyFile(filepath.Join(root, conf), filepath.Join(dir, conf)); err != nil {
 		return fmt.Errorf("conformance: nacosd image context: %w", err)
 	}
 	return dockerBuild(ctx, ImageNacosd, filepath.Join(root, "Dockerfile"), dir)
@@ -116,8 +121,16 @@ func (s *Server) Containerise(image string, cmd func(port int) []string, binds [
 	s.ctr = &containerSpec{image: image, cmd: cmd, binds: binds, env: env}
 }
 
-// NacosdContainerCmd is the nacosd command line inside ImageNacosd (the
-// entrypoint already sets -data-dir /data).
+// NacosdContainerCmd is the nacosd command line inside ImageNacosd; its
+// data lives in /home/nacos/data (NacosdContainerData) as in the
+// nacos/nacos-server image.
+// NacosdContainerData is where ImageNacosd keeps its data.
+const NacosdContainerData = "/home/nacos/data"
+
+// NacosdContainerEnv runs ImageNacosd in UTC like the reference's JRE
+// image (the nacosd image defaults to Asia/Shanghai, as the Java image).
+func NacosdContainerEnv() map[string]string { return map[string]string{"TZ": "UTC"} }
+
 func NacosdContainerCmd(port int) []string {
 	return []string{"-port", fmt.Sprint(port), "-host", "127.0.0.1", "-ip", "127.0.0.1",
 		"-push-addr", "127.0.0.1:0", "-context-path", "/nacos", "-standalone"}

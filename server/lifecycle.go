@@ -109,6 +109,9 @@ func (s *Server) closeComponents() []error {
 		_ = s.ln.Close()
 	}
 	s.closeCluster() // Distro reads the registry
+	if err := s.closeOps(); err != nil {
+		errs = append(errs, err)
+	}
 	if s.registry != nil {
 		if err := s.registry.Close(); err != nil {
 			errs = append(errs, err)

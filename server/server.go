@@ -114,6 +114,8 @@ type Config struct {
 	// SnowflakeWorkerID is nacos.core.snowflake.worker-id; nil derives it
 	// from the advertised IP as Java does.
 	SnowflakeWorkerID *int64
+	// Ops configures the actuator endpoints and the access log (ops.go).
+	Ops OpsConfig
 }
 
 // ClusterTimings are the periods of the node-to-node protocols.
@@ -222,6 +224,7 @@ type Server struct {
 	push     *push.Service
 	hub      *live.Hub // naming changes for the console's event streams
 	auth     *auth.Service
+	ops      opsState // metrics and access log (ops.go)
 	app      *fiber.App
 	ln       net.Listener
 	started  time.Time
@@ -331,6 +334,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	var regp atomic.Pointer[naming.Registry]
 	pc := s.cfg.Push
 	pc.LeadingEdge = !s.cfg.JavaPushTiming
+	pc.OnAck = s.ops.pushAcked(pc.OnAck)
 	if pc.Clock == nil {
 		pc.Clock = s.cfg.Clock
 	}
@@ -382,6 +386,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 
 	cc := config.DefaultConfig()
 	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
+	cc.Notified = s.ops.configNotified
 	cc.WorkerID = config.WorkerIDFromIP(ip)
 	if s.cfg.SnowflakeWorkerID != nil {
 		cc.WorkerID = *s.cfg.SnowflakeWorkerID
@@ -413,6 +418,10 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Concurrency:           hardConns,     // beyond: fasthttp's 503 and close
 		IdleTimeout:           headerTimeout, // Tomcat keepAliveTimeout = connectionTimeout; also bounds a silent new connection
 	})
+	if err := s.startOps(); err != nil {
+		return err
+	}
+	s.app.Use(httpapi.Observe(s.cfg.ContextPath, s.ops.access != nil, s.observed)) // metrics and access log, panics included
 	// A handler bug must cost one request, not the process: the panic is
 	// logged with its stack and answered 500 through the error handler.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
@@ -435,6 +444,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Forward: s.forwardToLeader, Logger: s.log.With("component", "forward")}))
 	root := s.app.Group(s.cfg.ContextPath)
 	httpapi.MountCore(root, s, s)
+	httpapi.MountActuator(root, s.actuator())
+	httpapi.MountMigrate(root, s.config, s.auth)
 	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
 	httpapi.MountAuth(root, s.auth)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
@@ -451,7 +462,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.serve(ctx)
 	s.startClusterLoops(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
-		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled)
+		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled,
+		"mode", s.modeName(), "members", s.memberAddrs(), "home", s.cfg.Home)
 	return nil
 }
 

@@ -2,7 +2,9 @@
 # Runs Java Nacos 1.4.8 standalone (embedded Derby) on 127.0.0.1:<port> in the
 # foreground, for the conformance suite's java-nacos target.
 #
-#   run.sh <port>          start from the distribution in $NACOS_REFERENCE_HOME
+#   run.sh <port> [-Dk=v ...]  start from the distribution in $NACOS_REFERENCE_HOME;
+#                          extra JVM options come last, so they override the
+#                          defaults below (e.g. -Dnacos.core.auth.enabled=true)
 #   run.sh --probe         exit 0 if a 1.4.x server can be had, 3 if not
 #
 # $NACOS_REFERENCE_HOME: an unpacked official nacos-server-1.4.8 distribution
@@ -35,7 +37,8 @@ if [[ "${1:-}" == "--probe" ]]; then
   exit 0
 fi
 
-port="${1:?usage: run.sh <port>}"
+port="${1:?usage: run.sh <port> [-Dk=v ...]}"
+shift
 home="${NACOS_REFERENCE_HOME:?NACOS_REFERENCE_HOME must point to an unpacked nacos-server-1.4.8 distribution}"
 jar="$home/target/nacos-server.jar"
 [[ -f "$jar" ]] || { echo "run.sh: $jar missing" >&2; exit 3; }
@@ -56,6 +59,7 @@ exec java -Xms256m -Xmx512m -XX:+UseSerialGC \
   -Dnacos.inetutils.ip-address=127.0.0.1 -Dnacos.server.ip=127.0.0.1 -Dnacos.inetutils.prefer-hostname-over-ip=false \
   -Dnacos.core.auth.enabled=false -Dnacos.naming.distro.taskDispatchThreadCount=1 \
   -Dmanagement.metrics.export.elastic.enabled=false -Dmanagement.metrics.export.influx.enabled=false \
+  "$@" \
   -jar "$jar" \
   --spring.config.additional-location="file:$work/conf/" \
   --logging.config="$work/conf/nacos-logback.xml" \

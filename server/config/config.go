@@ -70,6 +70,11 @@ type Config struct {
 	LongPollDelay time.Duration
 	// MinLongPollHold is the shortest hold (10 s in Java; tests shorten it).
 	MinLongPollHold time.Duration
+	// Notified, when set, is called after a committed change of a main
+	// config reached this node's cache and long polls, with the time since
+	// the leader stamped the change (Java's notifyRt timer). It runs on the
+	// store's apply goroutine: it must not block.
+	Notified func(delay time.Duration)
 }
 
 // DefaultConfig returns Java Nacos's defaults; Store must still be set.
@@ -299,6 +304,7 @@ func (s *Service) onEvent(ev raftstore.Event) {
 		betaIPs []string // non-nil: beta change, wake only these IPs
 	}
 	var wakes []wake
+	var notified []int64 // modified times of the main configs written
 	s.mu.Lock()
 	for _, op := range ev.Ops {
 		switch op.Bucket {
@@ -325,6 +331,7 @@ func (s *Service) onEvent(ev raftstore.Event) {
 			if changed {
 				wakes = append(wakes, wake{gk: gk})
 			}
+			notified = append(notified, in.Modified)
 		case BucketBeta:
 			gk := op.Key
 			it := s.items[gk]
@@ -390,11 +397,16 @@ func (s *Service) onEvent(ev raftstore.Event) {
 		}
 	}
 	s.mu.Unlock()
-	if s.currentSwitches().fixedPolling { // LongPollingService ignores changes then
-		return
+	if !s.currentSwitches().fixedPolling { // LongPollingService ignores changes then
+		for _, w := range wakes {
+			s.polls.changed(w.gk, w.betaIPs)
+		}
 	}
-	for _, w := range wakes {
-		s.polls.changed(w.gk, w.betaIPs)
+	if s.cfg.Notified != nil && len(notified) > 0 {
+		now := s.nowMs()
+		for _, m := range notified {
+			s.cfg.Notified(time.Duration(now-m) * time.Millisecond)
+		}
 	}
 }
 

@@ -83,7 +83,9 @@ func MountCore(r fiber.Router, cl Cluster, mb Membership) {
 // methodNotSupported is Spring's HttpRequestMethodNotSupportedException
 // through ConsoleExceptionHandler (console-auth-core-v1.md §1.5).
 func methodNotSupported(c *fiber.Ctx) error {
-	return compat.ServerError("Request method '" + c.Method() + "' not supported")
+	e := compat.ServerError("Request method '" + c.Method() + "' not supported")
+	e.Exception = ExceptionMethodNotSupported
+	return e
 }
 
 func (h *coreHandlers) self(c *fiber.Ctx) error {

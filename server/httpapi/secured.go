@@ -101,6 +101,10 @@ func securedRoutes() map[string]secured {
 		"PUT /v1/ns/operator/log":                 node,
 		"PUT /v1/ns/ops/log":                      node,
 	}
+	// nacosd's migration endpoints (migrate.go): ROLE_ADMIN only, auth on or off
+	m["POST /v1/nacosd/migrate/config"] = fixed(auth.ActionWrite, "console/migrate", true)
+	m["POST /v1/nacosd/migrate/user"] = fixed(auth.ActionWrite, "console/migrate", true)
+	m["POST /v1/nacosd/migrate/role"] = fixed(auth.ActionWrite, "console/migrate", true)
 	for _, base := range []string{"/v1/auth", "/v1/auth/users"} {
 		m["POST "+base] = fixed(auth.ActionWrite, "console/users", true)
 		m["DELETE "+base] = fixed(auth.ActionWrite, "console/users", true)

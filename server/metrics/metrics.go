@@ -4,7 +4,8 @@
 // process/system/jvm meters the community Grafana dashboard queries) and
 // nacosd's own (push, long polling, beats, raft, Go runtime). Domain
 // figures are read at scrape time through Sources; only the HTTP layer and
-// the push ack hook feed it per event. See DESIGN.md.
+// the push ack hook feed it per event. The series and where they differ
+// from Java are listed in docs/deployment.md.
 package metrics
 
 import (
@@ -52,6 +53,7 @@ type Metrics struct {
 
 	http    *prometheus.SummaryVec
 	httpMax *windowMaxVec
+	reqs    sync.Map // reqKey → *reqSeries: one lookup, no allocation per request
 	ackHist prometheus.Histogram
 
 	getConfig, publish atomic.Int64 // since local midnight (Java MetricsMonitor)
@@ -62,7 +64,8 @@ type Metrics struct {
 	midnight clock.Timer
 	closed   bool
 
-	sys *systemSampler
+	sys  *systemSampler
+	java javaMeters
 }
 
 // dailyBase holds the since-start counters at the last reset, so that the
@@ -94,8 +97,9 @@ func New(cfg Config) *Metrics {
 		Help:    "Time from sending a UDP push to receiving its ack.",
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
-	m.reg.MustRegister(m.http, m.httpMax, m.ackHist,
-		&nacosCollector{m: m}, &nacosdCollector{m: m}, &compatCollector{m: m},
+	m.java = m.newJavaMeters()
+	m.reg.MustRegister(m.http, m.httpMax, m.ackHist, m.java.notify, m.java.notifyMax, m.java.exc,
+		&nacosCollector{m: m}, &nacosdCollector{m: m}, &compatCollector{m: m}, &gcCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.base = m.currentBase()
 	m.armMidnight()
@@ -125,12 +129,29 @@ type Request struct {
 
 var httpLabels = []string{"exception", "method", "outcome", "status", "uri"}
 
-// ObserveRequest records one request.
+type reqKey struct {
+	exception, method, uri string
+	status                 int
+}
+
+type reqSeries struct {
+	obs prometheus.Observer
+	max *series
+}
+
+// ObserveRequest records one request. The label values must not alias
+// memory that is reused (fiber's request buffers).
 func (m *Metrics) ObserveRequest(r Request) {
-	lv := []string{r.Exception, r.Method, outcome(r.Status), strconv.Itoa(r.Status), r.URI}
+	k := reqKey{r.Exception, r.Method, r.URI, r.Status}
+	v, ok := m.reqs.Load(k)
+	if !ok {
+		lv := []string{r.Exception, r.Method, outcome(r.Status), strconv.Itoa(r.Status), r.URI}
+		v, _ = m.reqs.LoadOrStore(k, &reqSeries{obs: m.http.WithLabelValues(lv...), max: m.httpMax.get(lv)})
+	}
+	rs := v.(*reqSeries)
 	sec := r.Duration.Seconds()
-	m.http.WithLabelValues(lv...).Observe(sec)
-	m.httpMax.observe(lv, sec)
+	rs.obs.Observe(sec)
+	m.httpMax.observeSeries(rs.max, sec)
 }
 
 // ConfigGet counts a GET /v1/cs/configs read (Java's getConfig monitor).

@@ -58,16 +58,27 @@ func newWindowMaxVec(clk clock.Clock, name, help string, labels []string) *windo
 }
 
 func (v *windowMaxVec) observe(labels []string, val float64) {
+	v.observeSeries(v.get(labels), val)
+}
+
+// get returns the series of a label set, created on first use.
+func (v *windowMaxVec) get(labels []string) *series {
 	key := strings.Join(labels, "\x00")
-	now := v.clk.Now()
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	s := v.series[key]
 	if s == nil {
 		s = &series{labels: append([]string(nil), labels...)}
-		s.w.rotated = now
+		s.w.rotated = v.clk.Now()
 		v.series[key] = s
 	}
+	return s
+}
+
+func (v *windowMaxVec) observeSeries(s *series, val float64) {
+	now := v.clk.Now()
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	s.w.rotate(now)
 	for i := range s.w.vals {
 		s.w.vals[i] = max(s.w.vals[i], val)

@@ -424,7 +424,7 @@ func (r *reader) fillDomains(st *Settings) error {
 
 // fillOps reads the access log and actuator exposure.
 func (r *reader) fillOps(st *Settings, home string) error {
-	al := &st.AccessLog
+	al := &st.Config.Ops.AccessLog
 	var err error
 	var from string
 	if al.Enabled, from, err = r.boolean("server.tomcat.accesslog.enabled", false); err != nil {
@@ -458,9 +458,13 @@ func (r *reader) fillOps(st *Settings, home string) error {
 	if err != nil {
 		return err
 	}
-	st.ExposePrometheus = contains(include, "prometheus") && !contains(exclude, "prometheus")
+	ops := &st.Config.Ops
+	ops.ExposePrometheus = contains(include, "prometheus") && !contains(exclude, "prometheus")
+	// Spring Boot exposes health unless the include list is set without it
+	// or the exclude list names it.
+	ops.HideHealth = (ifrom != "default" && !contains(include, "health")) || contains(exclude, "health")
 	state := "not exposed (set management.endpoints.web.exposure.include=prometheus or *)"
-	if st.ExposePrometheus {
+	if ops.ExposePrometheus {
 		state = "exposed"
 	}
 	st.note("metrics endpoint "+st.Config.ContextPath+"/actuator/prometheus", "state", state, "from", ifrom)

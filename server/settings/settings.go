@@ -51,11 +51,6 @@ type Settings struct {
 	// DB is Java's external database configuration (spring.datasource.platform,
 	// db.*), which nacosd does not use itself; nacosd migrate reads it.
 	DB DB
-	// AccessLog is server.tomcat.accesslog.*.
-	AccessLog AccessLog
-	// ExposePrometheus reports that management.endpoints.web.exposure.include
-	// names prometheus (or *) and exclude does not.
-	ExposePrometheus bool
 	// FunctionMode is nacos.functionMode ("" when unset).
 	FunctionMode string
 }
@@ -72,15 +67,6 @@ type DB struct {
 	URLs      []string
 	Users     []string
 	Passwords []string
-}
-
-// AccessLog is Tomcat's access log configuration.
-type AccessLog struct {
-	Enabled bool
-	Dir     string // absolute
-	Prefix  string
-	Suffix  string
-	Pattern string
 }
 
 // ErrHelp is returned by Load after printing --help.

@@ -59,8 +59,8 @@ func TestDefaults(t *testing.T) {
 	if a.Enabled || !a.SecretKeyDefault || a.TokenExpire != 18000*time.Second || !a.Caching || !a.UserAgentAuthWhite {
 		t.Errorf("auth defaults: %+v", a)
 	}
-	if st.ExposePrometheus || st.AccessLog.Enabled || len(st.Warnings) != 0 {
-		t.Errorf("ops defaults: prometheus %v accesslog %v warnings %v", st.ExposePrometheus, st.AccessLog.Enabled, st.Warnings)
+	if st.Config.Ops.ExposePrometheus || st.Config.Ops.AccessLog.Enabled || len(st.Warnings) != 0 {
+		t.Errorf("ops defaults: prometheus %v accesslog %v warnings %v", st.Config.Ops.ExposePrometheus, st.Config.Ops.AccessLog.Enabled, st.Warnings)
 	}
 }
 
@@ -96,8 +96,8 @@ nacos.istio.mcp.server.enabled=false
 	if st.Config.Port != 8849 || st.Config.Auth.SystemType != "nacos" || st.Config.Auth.UserAgentAuthWhite {
 		t.Errorf("port %d auth %+v", st.Config.Port, st.Config.Auth)
 	}
-	if !st.AccessLog.Enabled || !strings.HasPrefix(st.AccessLog.Pattern, "%h %l %u %t") || st.AccessLog.Dir != filepath.Join(st.Config.Home, "logs") {
-		t.Errorf("access log %+v", st.AccessLog)
+	if !st.Config.Ops.AccessLog.Enabled || !strings.HasPrefix(st.Config.Ops.AccessLog.Pattern, "%h %l %u %t") || st.Config.Ops.AccessLog.Dir != filepath.Join(st.Config.Home, "logs") {
+		t.Errorf("access log %+v", st.Config.Ops.AccessLog)
 	}
 	if len(st.Warnings) != 1 || !strings.Contains(st.Warnings[0], "db.pool.config.connectiontimeout") || !strings.Contains(st.Warnings[0], "nacosd migrate") {
 		t.Errorf("warnings %q", st.Warnings)
@@ -278,11 +278,11 @@ func TestExposureAndAdditionalLocation(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := mustLoad(t, "server.port=1\n", nil, "--spring.config.additional-location=file:"+dir+"/")
-	if !st.ExposePrometheus || st.Config.Port != 1234 {
-		t.Errorf("prometheus %v port %d", st.ExposePrometheus, st.Config.Port)
+	if !st.Config.Ops.ExposePrometheus || st.Config.Port != 1234 {
+		t.Errorf("prometheus %v port %d", st.Config.Ops.ExposePrometheus, st.Config.Port)
 	}
 	st = mustLoad(t, "", env{"MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_INCLUDE": "*", "MANAGEMENT_ENDPOINTS_WEB_EXPOSURE_EXCLUDE": "prometheus"})
-	if st.ExposePrometheus {
+	if st.Config.Ops.ExposePrometheus {
 		t.Error("excluded prometheus exposed")
 	}
 }

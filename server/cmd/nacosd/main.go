@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	_ "time/tzdata" // TZ works in the scratch docker image, which has no zoneinfo
 
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/settings"
@@ -20,7 +21,13 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.LookupEnv, os.Stderr); err != nil {
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "migrate" {
+		err = runMigrate(ctx, os.Args[2:], os.LookupEnv, os.Stdout, os.Stderr)
+	} else {
+		err = run(ctx, os.Args[1:], os.LookupEnv, os.Stderr)
+	}
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			os.Exit(0)
 		}
@@ -33,6 +40,9 @@ func main() {
 // starts the server and blocks until ctx is cancelled, then shuts down
 // gracefully. lookupEnv reads the environment (os.LookupEnv).
 func run(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "migrate" {
+		return runMigrate(ctx, args[1:], lookupEnv, stderr, stderr)
+	}
 	wd, err := os.Getwd()
 	if err != nil {
 		return err
