@@ -365,7 +365,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
-		Raft: s.raftStatus, Logger: s.log.With("component", "console")})
+		Raft: s.raftStatus, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
 	s.ln = cln // counted, first-byte deadline (server/limits.go)
 	s.serve(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,

@@ -301,3 +301,28 @@ func historyPreviousExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, 
 	}
 	return nil, nil
 }
+
+// consoleMD5Extra: POST /v1/console/configs/md5 reads the MD5 of every key
+// in its body (a JSON array of {"groupKey","ip"}), whatever tenant the
+// request names; at most 10 000 keys are looked at (the handler refuses
+// more).
+func consoleMD5Extra(c *fiber.Ctx, _ Params, _ ConfigObjects) ([]check, error) {
+	var items []struct {
+		GroupKey string `json:"groupKey"`
+	}
+	if json.Unmarshal(c.Body(), &items) != nil {
+		return nil, nil // the handler answers the malformed body
+	}
+	var out []check
+	for i, it := range items {
+		if i >= 10_000 {
+			break
+		}
+		dataID, group, tenant, err := compat.ParseGroupKey(it.GroupKey)
+		if err != nil {
+			continue // the handler refuses it
+		}
+		out = append(out, check{configObject(tenant, group, dataID), auth.ActionRead})
+	}
+	return out, nil
+}

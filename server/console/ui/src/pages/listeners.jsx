@@ -14,9 +14,12 @@ export function groupKey(dataId, group, tenant) {
   return esc(dataId) + '+' + esc(group) + (tenant ? '+' + esc(tenant) : '');
 }
 
-async function serverMD5(items) {
+// serverMD5 asks what the server serves each {groupKey, ip}; tenant is the
+// namespace the caller reads (with auth on it needs read access there and
+// to every key asked about).
+async function serverMD5(tenant, items) {
   if (!items.length) return [];
-  return request('POST', 'v1/console/configs/md5', { json: items });
+  return request('POST', 'v1/console/configs/md5', { query: { tenant }, json: items });
 }
 
 async function byConfig(ns, dataId, group) {
@@ -24,7 +27,7 @@ async function byConfig(ns, dataId, group) {
   const status = r.lisentersGroupkeyStatus || {};
   const gk = groupKey(dataId, group || 'DEFAULT_GROUP', ns);
   const ips = Object.keys(status).sort();
-  const md5s = await serverMD5(ips.map((ip) => ({ groupKey: gk, ip })));
+  const md5s = await serverMD5(ns, ips.map((ip) => ({ groupKey: gk, ip })));
   return ips.map((ip, i) => ({ ip, clientMd5: status[ip], serverMd5: md5s[i].md5 }));
 }
 
@@ -32,7 +35,7 @@ async function byIP(ns, ip, all) {
   const r = await get('v1/cs/listener', { ip, tenant: ns, all: all ? 'true' : 'false', sampleTime: 1 });
   const status = r.lisentersGroupkeyStatus || {};
   const keys = Object.keys(status).sort();
-  const md5s = await serverMD5(keys.map((k) => ({ groupKey: k, ip })));
+  const md5s = await serverMD5(ns, keys.map((k) => ({ groupKey: k, ip })));
   return keys.map((k, i) => ({ ...md5s[i], clientMd5: status[k], serverMd5: md5s[i].md5 }));
 }
 
