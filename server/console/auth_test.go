@@ -77,6 +77,9 @@ func TestConsoleExtensionsSecured(t *testing.T) {
 	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); !strings.Contains(r.Body, `"authEnabled":true`) {
 		t.Fatalf("info: %d %s", r.Status, r.Body)
 	}
+	if r := n.Do("GET", "/nacos/", nil, nil, nil); r.Status != 200 || !strings.Contains(r.Body, `id="nacosd-info">{"version":"1.4.8","authEnabled":true,`) {
+		t.Fatalf("page: %d %s", r.Status, r.Body)
+	}
 	search := func(token, tenant string) servertest.Response {
 		return n.Do("GET", "/nacos/v1/console/configs", url.Values{"accessToken": {token}, "tenant": {tenant}, "content": {"hunter2"},
 			"pageNo": {"1"}, "pageSize": {"10"}}, nil, nil)

@@ -92,9 +92,20 @@ function Nav({ path, open, onPick }) {
   );
 }
 
+// embeddedInfo is the server's ui/info carried by the page (no round trip
+// before the first screen); null when the page has none.
+function embeddedInfo() {
+  try {
+    const i = JSON.parse(document.getElementById('nacosd-info').textContent);
+    return i && 'authEnabled' in i ? i : null;
+  } catch {
+    return null;
+  }
+}
+
 function App() {
   const { path, q } = useRoute();
-  const [info, setInfo] = useState(null);
+  const [info, setInfo] = useState(embeddedInfo);
   const [bootError, setBootError] = useState(null);
   const [menu, setMenu] = useState(false);
   const st = useStore();
@@ -106,12 +117,12 @@ function App() {
       toast(`Please log in (${msg})`, 'error');
       go('/login', { next: location.hash.slice(1) });
     });
-    get('v1/console/ui/info')
+    const known = embeddedInfo();
+    (known ? Promise.resolve(known) : get('v1/console/ui/info'))
       .catch(() => ({ version: '', authEnabled: true })) // an older server: assume auth
       .then((i) => {
         setInfo(i);
         setState({ info: i });
-        if (i.authEnabled && !session() && !location.hash.startsWith('#/login')) go('/login', { next: location.hash.slice(1) });
       });
   }, []);
 
@@ -122,6 +133,10 @@ function App() {
 
   if (!info) return <p class="boot">Loading…</p>;
   if (path === '/login') return <><Login info={info} next={q.next} /><Toasts /></>;
+  if (info.authEnabled && !session()) {
+    go('/login', { next: location.hash.slice(1) });
+    return null;
+  }
   if (path === '/' || path === '') {
     go('/configs');
     return null;

@@ -1,9 +1,10 @@
 // Shared widgets: data loading, messages, dialogs, tables, paging.
 import { render } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 // useLoad runs fn when deps change; reload() runs it again. The previous
-// data stays visible while reloading (no flicker on live refresh).
+// data stays visible while reloading (no flicker on live refresh). The
+// request starts as soon as the page is in the DOM, not after a paint.
 export function useLoad(fn, deps) {
   const [st, setSt] = useState({ data: undefined, error: null, loading: true });
   const seq = useRef(0);
@@ -17,7 +18,7 @@ export function useLoad(fn, deps) {
         (error) => n === seq.current && setSt((s) => ({ data: s.data, error, loading: false })),
       );
   }, deps);
-  useEffect(run, [run]);
+  useLayoutEffect(run, [run]);
   return { ...st, reload: run };
 }
 

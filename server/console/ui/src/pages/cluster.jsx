@@ -1,9 +1,9 @@
 // Cluster nodes: state, raft role, version, last refresh. Columns are
 // declared once; a column is shown when any node has its field, so fields
 // that cluster mode adds (Distro, checksum health) need one line here.
-import { useEffect } from 'preact/hooks';
 import { get, restData } from '../api.js';
 import { Badge, ErrorBox, PageHead, fmtTime, useLoad } from '../ui.jsx';
+import { useVisibleInterval } from './live.jsx';
 
 const stateKind = { UP: 'ok', DOWN: 'bad', SUSPICIOUS: 'warn', STARTING: 'warn', ISOLATION: 'bad' };
 
@@ -31,10 +31,7 @@ async function load() {
 
 export function Cluster() {
   const d = useLoad(load, []);
-  useEffect(() => {
-    const t = setInterval(d.reload, 5000);
-    return () => clearInterval(t);
-  }, [d.reload]);
+  useVisibleInterval(d.reload, 5000);
   const nodes = (d.data && d.data.nodes) || [];
   const cols = columns.filter(([k]) => nodes.some((n) => n[k] !== undefined && n[k] !== ''));
   return (

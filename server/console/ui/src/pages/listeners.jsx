@@ -1,10 +1,11 @@
 // Listener queries: who listens to a config, and what an IP listens to,
 // with the MD5 each client holds and whether it is up to date. Refreshes
 // every few seconds while "Live" is on.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { get, request } from '../api.js';
 import { href, replace } from '../router.js';
 import { Badge, Empty, ErrorBox, Field, PageHead, useLoad } from '../ui.jsx';
+import { useVisibleInterval } from './live.jsx';
 
 const refreshMs = 3000;
 
@@ -49,11 +50,7 @@ export function Listeners({ q, ns }) {
   const [live, setLive] = useState(true);
   const ready = by === 'config' ? !!q.dataId : !!q.ip;
   const res = useLoad(() => (!ready ? null : by === 'config' ? byConfig(ns, q.dataId, q.group || '') : byIP(ns, q.ip, q.all === 'true')), [ns, by, q.dataId, q.group, q.ip, q.all]);
-  useEffect(() => {
-    if (!live || !ready) return;
-    const t = setInterval(res.reload, refreshMs);
-    return () => clearInterval(t);
-  }, [live, ready, res.reload]);
+  useVisibleInterval(res.reload, refreshMs, live && ready);
   const rows = res.data || [];
   const submit = (e) => {
     e.preventDefault();

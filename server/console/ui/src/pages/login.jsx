@@ -10,14 +10,16 @@ export function logout() {
 }
 
 export function Login({ info, next }) {
-  const [user, setUser] = useState('');
-  const [pass, setPass] = useState('');
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => { document.title = 'Log in · nacosd'; }, []);
 
   const submit = async (e) => {
     e.preventDefault();
+    // read the form itself: autofill may fill it without input events
+    const fd = new FormData(e.target);
+    const user = String(fd.get('username') || '');
+    const pass = String(fd.get('password') || '');
     setBusy(true);
     setError(null);
     try {
@@ -46,11 +48,11 @@ export function Login({ info, next }) {
         <ErrorBox error={error} />
         <label class="field">
           <span class="label">User name</span>
-          <input name="username" autocomplete="username" autofocus required value={user} onInput={(e) => setUser(e.target.value)} />
+          <input name="username" autocomplete="username" autofocus required />
         </label>
         <label class="field">
           <span class="label">Password</span>
-          <input name="password" type="password" autocomplete="current-password" required value={pass} onInput={(e) => setPass(e.target.value)} />
+          <input name="password" type="password" autocomplete="current-password" required />
         </label>
         <button class="primary wide" type="submit" disabled={busy}>{busy ? 'Logging in…' : 'Log in'}</button>
       </form>
