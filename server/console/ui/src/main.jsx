@@ -5,7 +5,7 @@ import './app.css';
 import { get, session, setLoginHandler } from './api.js';
 import { go, href, useRoute } from './router.js';
 import { loadNamespaces, setState, useStore } from './store.js';
-import { ErrorBox, Toasts, toast } from './ui.jsx';
+import { Catch, ErrorBox, Toasts, installKeys, labelTables, toast } from './ui.jsx';
 import { Login, logout } from './pages/login.jsx';
 import { Configs } from './pages/configs.jsx';
 import { ConfigEdit } from './pages/configedit.jsx';
@@ -55,11 +55,11 @@ function NamespaceSwitcher() {
   );
 }
 
-function Header({ info, onMenu }) {
+function Header({ info, menu, onMenu }) {
   const s = session();
   return (
     <header class="top">
-      <button class="icon menu" aria-label="Menu" onClick={onMenu}>☰</button>
+      <button class="icon menu" aria-label="Menu" aria-expanded={menu ? 'true' : 'false'} onClick={onMenu}>☰</button>
       <a class="brand" href="#/configs">nacosd <small>{info ? info.version : ''}</small></a>
       <NamespaceSwitcher />
       <div class="user">
@@ -77,10 +77,19 @@ function Header({ info, onMenu }) {
   );
 }
 
-function Nav({ path, open, onPick }) {
+// navFor drops the access-control pages for a user who is not an admin
+// when auth is on (the server would refuse every call of them). With auth
+// off they stay: they need an admin login even then, and ask for it.
+function navFor(info) {
+  const s = session();
+  if (info && info.authEnabled && s && s.globalAdmin === false) return nav.filter(([t]) => t !== 'Access control');
+  return nav;
+}
+
+function Nav({ path, open, onPick, info }) {
   return (
     <nav class={'side' + (open ? ' open' : '')} aria-label="Main">
-      {nav.map(([title, items]) => (
+      {navFor(info).map(([title, items]) => (
         <div class="navgroup">
           <div class="navtitle">{title}</div>
           {items.map(([p, label]) => (
@@ -88,6 +97,7 @@ function Nav({ path, open, onPick }) {
           ))}
         </div>
       ))}
+      <p class="navfoot muted small">Press <kbd>?</kbd> for keys</p>
     </nav>
   );
 }
@@ -114,8 +124,7 @@ function App() {
     setLoginHandler((msg) => {
       localStorage.removeItem('token');
       if (location.hash.startsWith('#/login')) return;
-      toast(`Please log in (${msg})`, 'error');
-      go('/login', { next: location.hash.slice(1) });
+      go('/login', { next: location.hash.slice(1), why: msg });
     });
     const known = embeddedInfo();
     (known ? Promise.resolve(known) : get('v1/console/ui/info'))
@@ -132,7 +141,7 @@ function App() {
   }, [info, path === '/login']);
 
   if (!info) return <p class="boot">Loading…</p>;
-  if (path === '/login') return <><Login info={info} next={q.next} /><Toasts /></>;
+  if (path === '/login') return <><Login info={info} next={q.next} why={q.why} /><Toasts /></>;
   if (info.authEnabled && !session()) {
     go('/login', { next: location.hash.slice(1) });
     return null;
@@ -145,11 +154,11 @@ function App() {
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>Skip to content</a>
-      <Header info={info} onMenu={() => setMenu(!menu)} />
-      <Nav path={path} open={menu} onPick={() => setMenu(false)} />
+      <Header info={info} menu={menu} onMenu={() => setMenu(!menu)} />
+      <Nav path={path} open={menu} info={info} onPick={() => setMenu(false)} />
       <main id="main" tabIndex={-1}>
         <ErrorBox error={bootError} />
-        {Page ? <Page q={q} ns={st.namespace} key={path + '|' + st.namespace} /> : <p>No such page: {path}. <a href="#/configs">Go to configs</a></p>}
+        {Page ? <Catch key={path + '|' + st.namespace}><Page q={q} ns={st.namespace} /></Catch> : <p class="alert error">No such page: {path}. <a href="#/configs">Go to configs</a></p>}
       </main>
       <Toasts />
     </div>
@@ -157,4 +166,6 @@ function App() {
 }
 
 window.addEventListener('unhandledrejection', (e) => toast(e.reason && e.reason.message ? e.reason.message : String(e.reason), 'error'));
+installKeys();
+labelTables(document.getElementById('app'));
 render(<App />, document.getElementById('app'));

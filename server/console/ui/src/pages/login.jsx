@@ -9,7 +9,15 @@ export function logout() {
   go('/login');
 }
 
-export function Login({ info, next }) {
+// why a page sent the user here (the API's 403 message).
+const reasons = {
+  'token expired!': 'Your session has expired: please log in again.',
+  'token invalid!': 'Your login is no longer valid: please log in again.',
+  'unknown user!': 'This needs a login.',
+  'user not found!': 'Your user no longer exists: log in as another user.',
+};
+
+export function Login({ info, next, why }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => { document.title = 'Log in · nacosd'; }, []);
@@ -45,6 +53,7 @@ export function Login({ info, next }) {
         {info && !info.authEnabled && (
           <p class="alert info">Authentication is off on this server: the console also works without logging in. <a href="#/configs">Continue without logging in</a></p>
         )}
+        {why && !error && <p class="alert info" role="status">{reasons[why] || why}{info && !info.authEnabled && why === 'unknown user!' ? ' Users, roles and permissions need an admin login even with authentication off.' : ''}</p>}
         <ErrorBox error={error} />
         <label class="field">
           <span class="label">User name</span>
