@@ -214,11 +214,7 @@ func configWriteExtra(c *fiber.Ctx, p Params, objs ConfigObjects) ([]check, erro
 		v, ok := p.Raw("namespace")
 		return []check{{processNamespace(v, ok) + ":*:config/*", auth.ActionWrite}}, nil
 	case param(p, "clone", "true"):
-		var items []struct {
-			CfgID  json.Number `json:"cfgId"`
-			DataID *string     `json:"dataId"`
-			Group  *string     `json:"group"`
-		}
+		var items []*cloneBean // as the handler reads it
 		if json.Unmarshal(c.Body(), &items) != nil {
 			return nil, nil // the handler answers the malformed body
 		}
@@ -226,11 +222,10 @@ func configWriteExtra(c *fiber.Ctx, p Params, objs ConfigObjects) ([]check, erro
 		ns := processNamespace(tenant, ok)
 		var out []check
 		for _, it := range items {
-			id, err := it.CfgID.Int64()
-			if err != nil {
+			if it == nil || !it.CfgID.set {
 				continue
 			}
-			in := objs.InfoByID(id)
+			in := objs.InfoByID(it.CfgID.n)
 			if in == nil {
 				continue
 			}

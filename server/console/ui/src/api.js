@@ -60,6 +60,15 @@ function errorText(text) {
 // body), json (→ JSON body), body (FormData...), headers, blob.
 export async function request(method, path, opts = {}) {
   const headers = { ...(opts.headers || {}) };
+  // Config writes record their operator from the username parameter (as
+  // on Java Nacos 1.4.8, whose history shows srcUser only when it is sent):
+  // send the logged-in user, so history and detail say who changed what.
+  const s = session();
+  if (method !== 'GET' && path === 'v1/cs/configs' && s && s.username) {
+    const q = opts.query || {};
+    const key = q.import === 'true' || q.clone === 'true' ? 'src_user' : 'username'; // as each 1.x endpoint reads it
+    opts = { ...opts, query: { [key]: s.username, ...q } };
+  }
   let body;
   if (opts.form) {
     const f = new URLSearchParams();

@@ -167,5 +167,7 @@ function App() {
 
 window.addEventListener('unhandledrejection', (e) => toast(e.reason && e.reason.message ? e.reason.message : String(e.reason), 'error'));
 installKeys();
-labelTables(document.getElementById('app'));
-render(<App />, document.getElementById('app'));
+const root = document.getElementById('app');
+root.textContent = ''; // the "Loading…" of index.html: render does not replace foreign children
+labelTables(root);
+render(<App />, root);

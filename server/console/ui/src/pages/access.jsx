@@ -48,7 +48,7 @@ export function Users({ q }) {
         <table class="grid" data-testid="users">
           <thead><tr><th>User name</th><th class="actions">Actions</th></tr></thead>
           <tbody>{l.rows.map((u) => (
-            <tr key={u.username}><td>{u.username}</td><td class="actions">
+            <tr key={u.username}><td data-user={u.username}>{u.username}</td><td class="actions">
               <button class="link" onClick={() => setDialog({ kind: 'password', u })}>Change password</button>
               <button class="link danger" onClick={() => remove(u)}>Delete</button>
             </td></tr>

@@ -87,13 +87,13 @@ export function Listeners({ q, ns }) {
             <thead>
               {by === 'config'
                 ? <tr><th>Client IP</th><th>Client MD5</th><th>Server MD5</th><th>State</th></tr>
-                : <tr><th>Data ID</th><th>Group</th><th>Namespace</th><th>Client MD5</th><th>State</th></tr>}
+                : <tr><th>Data ID</th><th>Group</th><th>Namespace</th><th>Client MD5</th><th>Server MD5</th><th>State</th></tr>}
             </thead>
             <tbody>
               {rows.map((r) => by === 'config' ? (
                 <tr><td>{r.ip}</td><td><code>{r.clientMd5 || '(none)'}</code></td><td><code>{r.serverMd5 || '(none)'}</code></td><td><UpToDate r={r} /></td></tr>
               ) : (
-                <tr><td><a href={href('/configs/detail', { dataId: r.dataId, group: r.group })}>{r.dataId}</a></td><td>{r.group}</td><td>{r.tenant || 'public'}</td><td><code>{r.clientMd5 || '(none)'}</code></td><td><UpToDate r={r} /></td></tr>
+                <tr><td><a href={href('/configs/detail', { dataId: r.dataId, group: r.group })}>{r.dataId}</a></td><td>{r.group}</td><td>{r.tenant || 'public'}</td><td><code>{r.clientMd5 || '(none)'}</code></td><td><code>{r.serverMd5 || '(none)'}</code></td><td><UpToDate r={r} /></td></tr>
               ))}
             </tbody>
           </table>
