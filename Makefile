@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short race fuzz bench conformance security lint clean ui ui-check ui-test ui-bench
+.PHONY: build run test test-short race fuzz bench conformance security lint clean ui ui-check ui-test ui-bench ui-screenshots
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -58,6 +58,10 @@ ui-check:
 
 ui-test:
 	bash server/console/ui/test.sh
+
+# The browser tests, writing the screenshots of docs/console.md.
+ui-screenshots:
+	NACOSD_UI_SCREENSHOTS=docs/console bash server/console/ui/test.sh
 
 # How long the console takes in chromium to show the services page with
 # 10 000 services (docs/console.md records the figures).

@@ -14,7 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// dist is the built console (ui/dist, committed; see ui/README.md).
+// dist is the built console (ui/dist, committed; see DESIGN.md).
 //
 //go:embed ui/dist
 var dist embed.FS

@@ -148,6 +148,10 @@ func TestBrowserAdmin(t *testing.T) {
 	b.waitText("[data-testid=nodes]", "this node")
 	b.shot("cluster")
 
+	// live refresh works with auth on (the stream carries the token)
+	b.route("#/services")
+	b.waitJS("the live stream", `!!document.querySelector('main .live') && document.querySelector('main .live').innerText.trim() === '● live'`)
+
 	// alice: no access control, public refused with the server's message,
 	// staging works
 	b.clickButton("Log out")

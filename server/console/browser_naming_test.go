@@ -68,7 +68,7 @@ func TestBrowserInstanceOffline(t *testing.T) {
 	b.shot("services")
 	b.route("#/services/detail?name=orders&group=DEFAULT_GROUP")
 	b.waitText("[data-testid=instances-DEFAULT]", "8002")
-	b.waitText("main", "live")
+	b.waitJS("the live stream", `!!document.querySelector('main .live') && document.querySelector('main .live').innerText.trim() === '● live'`)
 	b.clickIn(`tr[data-instance="127.0.0.1:8002"]`, "Take offline")
 	servertest.Eventually(t, 10*time.Second, func() error {
 		if p := ports(); p != "8001" {

@@ -109,6 +109,10 @@ func TestBrowserConfigs(t *testing.T) {
 	b.setEditor(`{"port": 8080,}`)
 	b.key("s", input.ModifierCtrl)
 	b.waitText(".editform", "JSON:")
+	b.check(`input[name=type][value=xml]`)
+	b.setEditor(`<server><port>8080</server>`)
+	b.key("s", input.ModifierCtrl)
+	b.waitText(".editform", "XML:")
 	if st, _ := admin.config("app.yaml", "DEFAULT_GROUP", ""); st != 404 {
 		t.Fatalf("invalid content was published: %d", st)
 	}
@@ -241,7 +245,7 @@ func TestBrowserConfigs(t *testing.T) {
 	b.typeInto(`input[name=dataId]`, "bad id")
 	b.setEditor("x")
 	b.clickButton("Publish…")
-	b.waitText(".toasts", "invalid dataId")
+	b.waitText(".editform .alert.error", "invalid dataId")
 	b.shot("error-message")
 
 	// log out: the token is gone and the console asks for a login again

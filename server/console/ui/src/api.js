@@ -53,7 +53,10 @@ function errorText(text) {
     const j = JSON.parse(text);
     if (j && typeof j === 'object' && j.message) return String(j.message);
   } catch { /* not JSON */ }
-  return text.trim();
+  // a NacosException chain "caused: outer;caused: inner;": the outer message
+  const t = text.trim();
+  const m = /^caused: (.*?);(caused: |$)/s.exec(t);
+  return m ? m[1] : t;
 }
 
 // request performs one API call. opts: query, form (object → urlencoded

@@ -32,7 +32,8 @@ export function useServiceEvents(params, onChange, minGapMs = 1000, enabled = tr
       if (es) return;
       es = new EventSource(url('v1/console/events', params));
       es.onopen = () => setState('live');
-      es.onerror = () => setState('reconnecting');
+      // a refused stream (401/403: a login that expired) is not retried
+      es.onerror = () => setState(es && es.readyState === EventSource.CLOSED ? 'off' : 'reconnecting');
       es.addEventListener('service', schedule);
       es.addEventListener('resync', schedule);
     };
