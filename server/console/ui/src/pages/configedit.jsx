@@ -54,6 +54,11 @@ export function PublishDialog({ title, original, modified, type, onCancel, onCon
 }
 
 export function ConfigEdit({ q, ns }) {
+  if (!q.new && q.dataId && !q.group) return <p class="alert error">No group named in the address. <a href="#/configs">Pick the config from the list</a></p>;
+  return <ConfigEditOf q={q} ns={ns} />;
+}
+
+function ConfigEditOf({ q, ns }) {
   const isNew = !!q.new || !q.dataId;
   const [f, setF] = useState({ dataId: q.dataId || '', group: q.group || 'DEFAULT_GROUP', desc: '', type: 'text', appName: '', tags: '', betaOn: false, betaIps: '' });
   const [invalid, setInvalid] = useState(null);

@@ -12,6 +12,11 @@ import { grouped } from './services.jsx';
 const instancePageSize = 50;
 
 export function ServiceDetail({ q, ns }) {
+  if (!q.name) return <p class="alert error">No service named in the address. <a href="#/services">Pick one from the list</a></p>;
+  return <ServiceDetailOf q={q} ns={ns} />;
+}
+
+function ServiceDetailOf({ q, ns }) {
   const nsId = namingNs(ns);
   const svc = grouped(q.name, q.group);
   const tab = q.tab === 'subscribers' ? 'subscribers' : 'instances';
