@@ -164,8 +164,10 @@ func TestBrowserAdmin(t *testing.T) {
 	b.waitText("table.grid", "a.properties")
 }
 
-// TestBrowserPhoneAndKeys: at a phone's width every page fits the screen
-// (tables become cards, the menu folds away); the keyboard shortcuts work.
+// TestBrowserPhoneAndKeys, with auth off: the keyboard shortcuts work, the
+// console needs no login except for the access-control pages, and at a
+// phone's width every page fits the screen (tables become cards, the menu
+// folds away).
 func TestBrowserPhoneAndKeys(t *testing.T) {
 	n := startNode(t)
 	a := api{n, ""}
@@ -202,6 +204,17 @@ func TestBrowserPhoneAndKeys(t *testing.T) {
 		t.Fatalf("skip link moved the focus to %q", got)
 	}
 	b.key("\t", input.ModifierShift) // back out: nothing traps the focus
+
+	// auth off: no login anywhere, except for users, roles and permissions,
+	// which need an admin login also then (as on Java)
+	b.route("#/users")
+	b.waitText(".login", "need an admin login even with authentication off")
+	b.login("nacos", "nacos")
+	b.waitJS("the users page", `location.hash.startsWith('#/users')`)
+	b.waitText("[data-testid=users]", "nacos")
+	b.clickButton("Log out")
+	b.route("#/configs")
+	b.waitText("table.grid", "orders.yaml")
 
 	b.viewport(390, 844, true)
 	fits := func(what string) {
