@@ -19,15 +19,17 @@ import (
 )
 
 // firstRow makes window.__row a promise of the time from navigation start
-// (performance.now()'s origin) to the first row of the page's main table:
-// the moment a user sees data. One promise instead of polling from the
-// test, so the measurement adds no work to the page's main thread.
+// (performance.now()'s origin) to the first row of the page's main table
+// being displayed (in the document and not hidden): the moment a user sees
+// data. One promise instead of polling from the test, so the measurement
+// adds no work to the page's main thread.
 const firstRow = `(() => {
   const sel = 'main table.grid tbody tr';
   window.__row = new Promise((resolve) => {
     new MutationObserver((_, o) => {
-      if (document.querySelector(sel)) { o.disconnect(); resolve(performance.now()); }
-    }).observe(document, { subtree: true, childList: true });
+      const row = document.querySelector(sel);
+      if (row && row.getClientRects().length > 0) { o.disconnect(); resolve(performance.now()); }
+    }).observe(document, { subtree: true, childList: true, attributes: true, attributeFilter: ['hidden', 'style', 'class'] });
   });
 })();`
 

@@ -5,7 +5,7 @@ import './app.css';
 import { get, session, setLoginHandler } from './api.js';
 import { go, href, useRoute } from './router.js';
 import { loadNamespaces, setState, useStore } from './store.js';
-import { Catch, ErrorBox, Toasts, installKeys, labelTables, toast } from './ui.jsx';
+import { Catch, ErrorBox, Toasts, afterFirstData, installKeys, labelTables, toast } from './ui.jsx';
 import { Login, logout } from './pages/login.jsx';
 import { Configs } from './pages/configs.jsx';
 import { ConfigEdit } from './pages/configedit.jsx';
@@ -137,7 +137,7 @@ function App() {
 
   useEffect(() => {
     if (!info || path === '/login' || (info.authEnabled && !session())) return;
-    loadNamespaces().then(() => setBootError(null), setBootError);
+    afterFirstData(() => loadNamespaces().then(() => setBootError(null), setBootError));
   }, [info, path === '/login']);
 
   if (!info) return <p class="boot">Loading…</p>;
@@ -167,7 +167,18 @@ function App() {
 
 window.addEventListener('unhandledrejection', (e) => toast(e.reason && e.reason.message ? e.reason.message : String(e.reason), 'error'));
 installKeys();
+// The app renders into a hidden element under the "Loading…" of
+// index.html, which is swapped for it once the page shows its first data
+// (or after 150 ms): the first screen is laid out and painted once, with
+// its data, instead of an empty table first (which, on a busy machine,
+// delays the data by a whole extra frame).
 const root = document.getElementById('app');
-root.textContent = ''; // the "Loading…" of index.html: render does not replace foreign children
-labelTables(root);
-render(<App />, root);
+const host = document.createElement('div');
+host.hidden = true;
+root.appendChild(host);
+labelTables(host);
+render(<App />, host);
+afterFirstData(() => {
+  for (const n of [...root.childNodes]) if (n !== host) n.remove();
+  host.hidden = false;
+}, 150);

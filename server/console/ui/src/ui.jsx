@@ -2,6 +2,25 @@
 import { Component, render } from 'preact';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
+// afterFirstData runs fn once the page has shown its first data (or after
+// maxWait ms): work the first screen does not need (the namespace list, the
+// live stream) then does not compete with it for the main thread.
+let firstData = false;
+const waiting = [];
+export function afterFirstData(fn, maxWait = 300) {
+  if (firstData) return fn();
+  let done = false;
+  const run = () => { if (!done) { done = true; fn(); } };
+  waiting.push(run);
+  setTimeout(run, maxWait);
+}
+function dataShown() {
+  if (firstData) return;
+  firstData = true;
+  // after the render of the data (Preact renders in a microtask)
+  Promise.resolve().then(() => waiting.splice(0).forEach((f) => f()));
+}
+
 // useLoad runs fn when deps change; reload() runs it again. The previous
 // data stays visible while reloading (no flicker on live refresh). The
 // request starts as soon as the page is in the DOM, not after a paint.
@@ -14,8 +33,8 @@ export function useLoad(fn, deps) {
     Promise.resolve()
       .then(fn)
       .then(
-        (data) => n === seq.current && setSt({ data, error: null, loading: false }),
-        (error) => n === seq.current && setSt((s) => ({ data: s.data, error, loading: false })),
+        (data) => { if (n === seq.current) setSt({ data, error: null, loading: false }); dataShown(); },
+        (error) => { if (n === seq.current) setSt((s) => ({ data: s.data, error, loading: false })); dataShown(); },
       );
   }, deps);
   useLayoutEffect(run, [run]);

@@ -8,6 +8,7 @@
 // listens again. Ten console tabs in the background cost no connection.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { url } from '../api.js';
+import { afterFirstData } from '../ui.jsx';
 
 export function useServiceEvents(params, onChange, minGapMs = 1000, enabled = true) {
   const [state, setState] = useState('connecting');
@@ -54,12 +55,14 @@ export function useServiceEvents(params, onChange, minGapMs = 1000, enabled = tr
     };
     const onHide = () => close();
     const onShow = (e) => { if (e.persisted) onVisibility(); };
-    if (document.visibilityState !== 'hidden') open();
+    let alive = true;
+    if (document.visibilityState !== 'hidden') afterFirstData(() => alive && !es && document.visibilityState !== 'hidden' && open());
     else setState('paused');
     document.addEventListener('visibilitychange', onVisibility);
     window.addEventListener('pagehide', onHide);
     window.addEventListener('pageshow', onShow);
     return () => {
+      alive = false;
       close();
       document.removeEventListener('visibilitychange', onVisibility);
       window.removeEventListener('pagehide', onHide);
