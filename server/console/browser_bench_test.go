@@ -3,6 +3,8 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"sort"
 	"strings"
@@ -56,6 +58,25 @@ func BenchmarkBrowserServicesPage(b *testing.B) {
 		_, err := page.AddScriptToEvaluateOnNewDocument(firstRow).Do(ctx)
 		return err
 	}), network.Enable(), performance.Enable().WithTimeDomain(performance.EnableTimeDomainThreadTicks))
+	// the floor: a static page holding one such row, from a plain Go HTTP
+	// server on localhost: what the browser alone takes on this machine now
+	floor := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_, _ = w.Write([]byte(`<!doctype html><title>floor</title><main><table class="grid"><tbody><tr><td>svc-0000</td></tr></tbody></table></main>`))
+	}))
+	defer floor.Close()
+	b.Run("static-floor", func(b *testing.B) {
+		var ms []float64
+		for i := 0; i < b.N; i++ {
+			br.run("reset", chromedp.Navigate("about:blank"))
+			wall, _ := loadURL(b, br, floor.URL+"/")
+			ms = append(ms, wall)
+		}
+		sort.Float64s(ms)
+		b.ReportMetric(ms[len(ms)/2], "ms")
+		b.ReportMetric(0, "ns/op")
+	})
+
 	for _, route := range []struct{ name, hash string }{
 		{"list", "#/services"},
 		{"search", "#/services?name=svc-99&hideEmpty=1"},
@@ -98,7 +119,14 @@ func loadOnce(b *testing.B, br *browser, hash string, cold bool) (wall, busy flo
 	}
 	br.run("reset", actions...)
 	b.StartTimer()
-	br.run("load", chromedp.Navigate(br.base+hash))
+	return loadURL(b, br, br.base+hash)
+}
+
+// loadURL navigates to u and returns the milliseconds to the first
+// displayed table row and the document's main-thread time until then.
+func loadURL(b *testing.B, br *browser, u string) (wall, busy float64) {
+	b.Helper()
+	br.run("load", chromedp.Navigate(u))
 	var t float64
 	ctx, cancel := context.WithTimeout(br.ctx, 10*time.Second)
 	defer cancel()
@@ -107,7 +135,7 @@ func loadOnce(b *testing.B, br *browser, hash string, cold bool) (wall, busy flo
 	})); err != nil || t == 0 {
 		var page string
 		br.run("page text", chromedp.Evaluate(`document.body.innerText.slice(0, 500)`, &page))
-		b.Fatalf("%s: no table row within 10 s (%v); page:\n%s", hash, err, page)
+		b.Fatalf("%s: no table row within 10 s (%v); page:\n%s", u, err, page)
 	}
 	if os.Getenv("NACOSD_UI_BENCH_TRACE") != "" {
 		var tr string
