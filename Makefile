@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-cluster conformance security migrate-test lint clean ui ui-check ui-test cluster-test
+.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-cluster conformance security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -99,6 +99,15 @@ ui-check:
 
 ui-test:
 	bash server/console/ui/test.sh
+
+# The browser tests, writing the screenshots of docs/console.md.
+ui-screenshots:
+	NACOSD_UI_SCREENSHOTS=docs/console bash server/console/ui/test.sh
+
+# How long the console takes in chromium to show the services page with
+# 10 000 services (docs/console.md records the figures).
+ui-bench:
+	bash server/console/ui/test.sh --bench
 
 clean:
 	rm -rf bin

@@ -14,7 +14,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 )
 
-// dist is the built console (ui/dist, committed; see ui/README.md).
+// dist is the built console (ui/dist, committed; see DESIGN.md).
 //
 //go:embed ui/dist
 var dist embed.FS
@@ -54,10 +54,17 @@ func (a *asset) gzipped() []byte {
 type assets struct {
 	files map[string]*asset // by name in ui/dist/assets
 	page  *asset
+	// info is the server facts the page carries (JSON), read per request.
+	info func() []byte
 }
 
-func newAssets(contextPath string) *assets {
-	a := &assets{files: map[string]*asset{}}
+// infoMark is where the page carries the info JSON: index.html holds
+// <script type="application/json" id="nacosd-info">{}</script>, a data
+// block that is never executed (so the CSP's script-src does not apply).
+var infoMark = []byte(`id="nacosd-info">{}<`)
+
+func newAssets(info func() []byte) *assets {
+	a := &assets{files: map[string]*asset{}, info: info}
 	sub, err := fs.Sub(dist, "ui/dist")
 	if err != nil {
 		panic(err) // the embed pattern guarantees the directory
@@ -119,7 +126,17 @@ func (a *assets) index(c *fiber.Ctx) error {
 	if p := c.Path(); !strings.HasSuffix(p, "/") && !strings.HasSuffix(p, ".html") {
 		return c.Redirect(p+"/", fiber.StatusFound)
 	}
-	return send(c, a.page, "no-cache")
+	i := bytes.Index(a.page.body, infoMark)
+	if i < 0 || a.info == nil {
+		return send(c, a.page, "no-cache")
+	}
+	// '<' can only be inside a JSON string here: written as \u003c, no
+	// "</script" or "<!--" can end or upset the data block.
+	info := bytes.ReplaceAll(a.info(), []byte("<"), []byte(`\u003c`))
+	at := i + len(infoMark) - 3 // the {}
+	body := make([]byte, 0, len(a.page.body)+len(info))
+	body = append(append(append(body, a.page.body[:at]...), info...), a.page.body[at+2:]...)
+	return send(c, &asset{body: body, ctype: a.page.ctype}, "no-cache")
 }
 
 func (a *assets) file(c *fiber.Ctx) error {

@@ -1,11 +1,17 @@
 package console_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -111,10 +117,80 @@ func (b *browser) run(what string, actions ...chromedp.Action) {
 	}
 }
 
-// open navigates to a console route ("#/configs").
+// open navigates to a console route ("#/configs") and waits until the
+// app has replaced the page's "Loading…".
 func (b *browser) open(route string) {
 	b.t.Helper()
 	b.run("open "+route, chromedp.Navigate(b.base+route), chromedp.WaitReady("#app"))
+	b.waitJS("the app", `!document.querySelector('.boot') && !!document.querySelector('#app > *')`)
+}
+
+// login logs in through the login page as a user would: type, press Enter.
+func (b *browser) login(user, pass string) {
+	b.t.Helper()
+	b.waitJS("the login page", `location.hash.startsWith('#/login') && !!document.querySelector('input[name=username]')`)
+	b.eval(`(() => { for (const n of ['username', 'password']) document.querySelector('input[name=' + n + ']').value = ''; return true; })()`, nil)
+	b.typeInto(`input[name=username]`, user)
+	b.typeInto(`input[name=password]`, pass+"\r")
+}
+
+// key presses one key (chromedp key names: "\r" Enter, kb.Escape...) with
+// modifiers, at whatever has the focus.
+func (b *browser) key(k string, mods ...input.Modifier) {
+	b.t.Helper()
+	var m input.Modifier
+	for _, x := range mods {
+		m |= x
+	}
+	b.run("key "+k, chromedp.KeyEvent(k, chromedp.KeyModifiers(m)))
+}
+
+// keyDown sends only the keydown of a printable key: what a page that
+// handles the key (and prevents its default) sees; b.key would also send
+// the character as separate input.
+func (b *browser) keyDown(k string) {
+	b.t.Helper()
+	b.run("keydown "+k, input.DispatchKeyEvent(input.KeyRawDown).WithKey(k), input.DispatchKeyEvent(input.KeyUp).WithKey(k))
+}
+
+// active describes the focused element ("BUTTON#confirm-publish").
+func (b *browser) active() string {
+	var s string
+	b.eval(`(() => { const e = document.activeElement; return e ? e.tagName + (e.id ? '#' + e.id : '') + (e.name ? '[' + e.name + ']' : '') : ''; })()`, &s)
+	return s
+}
+
+// fetchBytes fetches a URL from inside the page (same origin, the page's
+// session), as a download link would, and returns status and body.
+func (b *browser) fetchBytes(u string) (int, []byte) {
+	b.t.Helper()
+	var r struct {
+		Status int
+		Body   string
+	}
+	b.run("fetch "+u, chromedp.Evaluate(fmt.Sprintf(`fetch(%q).then(async (r) => {
+		const a = new Uint8Array(await r.arrayBuffer()); let s = '';
+		for (let i = 0; i < a.length; i += 8192) s += String.fromCharCode(...a.subarray(i, i + 8192));
+		return { status: r.status, body: btoa(s) }; })`, u), &r, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	body, err := base64.StdEncoding.DecodeString(r.Body)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return r.Status, body
+}
+
+// attr reads an attribute of the first element matching sel.
+func (b *browser) attr(sel, name string) string {
+	b.t.Helper()
+	var s string
+	b.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.getAttribute(%q) || '' : ''; })()`, sel, name), &s)
+	return s
+}
+
+// upload sets the file of an <input type=file>, as choosing it would.
+func (b *browser) upload(sel, path string) {
+	b.t.Helper()
+	b.run("upload "+path, chromedp.SetUploadFiles(sel, []string{path}, chromedp.ByQuery))
 }
 
 // route changes the hash without a page load.
@@ -137,7 +213,9 @@ func (b *browser) waitText(sel, want string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	_ = chromedp.Run(b.ctx, chromedp.Evaluate(fmt.Sprintf(`(() => { const e = document.querySelector(%q); return e ? e.innerText : '(no element)'; })()`, sel), &got))
-	b.t.Fatalf("%s never contained %q; it has:\n%s", sel, want, got)
+	var msgs string
+	_ = chromedp.Run(b.ctx, chromedp.Evaluate(`[...document.querySelectorAll('.toast, .alert')].map((e) => e.innerText).join('\n')`, &msgs))
+	b.t.Fatalf("%s never contained %q; it has:\n%s\nmessages on the page:\n%s", sel, want, got, msgs)
 }
 
 // eval evaluates a JS expression into out.
@@ -171,26 +249,51 @@ func (b *browser) typeInto(sel, text string) {
 // setSelect picks an option of a <select> as a user would.
 func (b *browser) setSelect(sel, value string) {
 	b.t.Helper()
+	b.waitJS("the select "+sel, fmt.Sprintf(`(() => { const e = document.querySelector(%q); return !!e && [...e.options].some((o) => o.value === %q); })()`, sel, value))
 	b.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event('change', {bubbles: true})); return true; })()`, sel, value), nil)
 }
 
-// clickButton clicks the first visible button or link whose text is label.
+// clickButton clicks the first visible button or link whose text is
+// label, waiting for it to appear and be enabled.
 func (b *browser) clickButton(label string) {
 	b.t.Helper()
-	xp := fmt.Sprintf(`//*[self::button or self::a][normalize-space()=%q]`, label)
-	b.run("click "+label, chromedp.Click(xp, chromedp.BySearch, chromedp.NodeVisible))
+	b.clickIn("body", label)
 }
 
-// clickIn clicks the button or link labelled label inside the element sel.
+// clickIn clicks the button or link labelled label inside the element sel,
+// waiting for it to appear (a dialog renders a moment after its opener).
 func (b *browser) clickIn(sel, label string) {
 	b.t.Helper()
-	var ok bool
-	b.eval(fmt.Sprintf(`(() => { const root = document.querySelector(%q); if (!root) return false;
-		const el = [...root.querySelectorAll('button, a')].find((e) => e.innerText.trim() === %q);
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var ok bool
+		b.eval(fmt.Sprintf(`(() => { const root = document.querySelector(%q); if (!root) return false;
+		const el = [...root.querySelectorAll('button, a')].find((e) => e.innerText.trim() === %q && !e.disabled && e.getClientRects().length > 0);
 		if (!el) return false; el.click(); return true; })()`, sel, label), &ok)
-	if !ok {
-		b.t.Fatalf("no %q in %s", label, sel)
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			var page string
+			_ = chromedp.Run(b.ctx, chromedp.Evaluate(`document.body.innerText.slice(0, 2000)`, &page))
+			b.t.Fatalf("no %q in %s\npage text:\n%s", label, sel, page)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// check clicks a checkbox or radio button, waiting for it to appear.
+func (b *browser) check(sel string) {
+	b.t.Helper()
+	b.waitJS("the box "+sel, fmt.Sprintf(`!!document.querySelector(%q)`, sel))
+	b.eval(fmt.Sprintf(`(() => { document.querySelector(%q).click(); return true; })()`, sel), nil)
+}
+
+// setInput replaces the value of an input as typing would (input event).
+func (b *browser) setInput(sel, value string) {
+	b.t.Helper()
+	b.waitJS("the field "+sel, fmt.Sprintf(`!!document.querySelector(%q)`, sel))
+	b.eval(fmt.Sprintf(`(() => { const e = document.querySelector(%q); e.value = %q; e.dispatchEvent(new Event('input', {bubbles: true})); return true; })()`, sel, value), nil)
 }
 
 // setEditor replaces the content of the (first) CodeMirror editor by
@@ -216,25 +319,97 @@ func (b *browser) setEditor(text string) {
 	}
 }
 
-// shot saves a screenshot of the viewport as docs/console/<name>.png when
-// NACOSD_UI_SCREENSHOTS names the docs directory.
+// editorText is the text of the (first) CodeMirror editor.
+func (b *browser) editorText() string {
+	var s string
+	b.eval(`[...document.querySelector('.cm-content').querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n')`, &s)
+	return s
+}
+
+// shot takes a screenshot of the viewport. It is written as
+// <dir>/<name>.png when NACOSD_UI_SCREENSHOTS names the directory
+// (docs/console for docs/console.md), else only checked to decode. The
+// image is reduced to at most 256 colours, which keeps the committed
+// files small (a console page is mostly flat colour).
 func (b *browser) shot(name string) {
 	b.t.Helper()
+	time.Sleep(300 * time.Millisecond) // let the last render and fonts settle
+	b.eval(`(() => { const t = document.querySelector('.toasts'); if (t) t.style.visibility = 'hidden'; return true; })()`, nil)
+	var raw []byte
+	b.run("screenshot "+name, chromedp.CaptureScreenshot(&raw))
+	b.eval(`(() => { const t = document.querySelector('.toasts'); if (t) t.style.visibility = ''; return true; })()`, nil)
+	small, err := paletted(raw)
+	if err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
 	dir := os.Getenv("NACOSD_UI_SCREENSHOTS")
 	if dir == "" {
 		return
 	}
-	time.Sleep(300 * time.Millisecond) // let the last render and fonts settle
-	b.eval(`(() => { const t = document.querySelector('.toasts'); if (t) t.style.visibility = 'hidden'; return true; })()`, nil)
-	var png []byte
-	b.run("screenshot "+name, chromedp.CaptureScreenshot(&png))
-	b.eval(`(() => { const t = document.querySelector('.toasts'); if (t) t.style.visibility = ''; return true; })()`, nil)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		b.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), small, 0o644); err != nil {
 		b.t.Fatal(err)
 	}
+}
+
+// paletted re-encodes a PNG with the 256 most frequent colours, every
+// other colour drawn as its nearest one.
+func paletted(raw []byte) ([]byte, error) {
+	img, err := png.Decode(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	r := img.Bounds()
+	count := map[color.RGBA]int{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			count[color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)]++
+		}
+	}
+	cs := make([]color.RGBA, 0, len(count))
+	for c := range count {
+		cs = append(cs, c)
+	}
+	sort.Slice(cs, func(i, j int) bool {
+		if count[cs[i]] != count[cs[j]] {
+			return count[cs[i]] > count[cs[j]]
+		}
+		a, b := cs[i], cs[j]
+		return uint32(a.R)<<24|uint32(a.G)<<16|uint32(a.B)<<8|uint32(a.A) < uint32(b.R)<<24|uint32(b.G)<<16|uint32(b.B)<<8|uint32(b.A)
+	})
+	if len(cs) > 256 {
+		cs = cs[:256]
+	}
+	pal := make(color.Palette, len(cs))
+	for i, c := range cs {
+		pal[i] = c
+	}
+	out := image.NewPaletted(r, pal)
+	index := map[color.RGBA]uint8{}
+	for y := r.Min.Y; y < r.Max.Y; y++ {
+		for x := r.Min.X; x < r.Max.X; x++ {
+			c := color.RGBAModel.Convert(img.At(x, y)).(color.RGBA)
+			i, ok := index[c]
+			if !ok {
+				i = uint8(pal.Index(c))
+				index[c] = i
+			}
+			out.SetColorIndex(x, y, i)
+		}
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestCompression}).Encode(&buf, out); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// viewport switches the emulated screen size.
+func (b *browser) viewport(w, h int64, mobile bool) {
+	b.t.Helper()
+	b.run("viewport", emulation.SetDeviceMetricsOverride(w, h, 1, mobile))
 }
 
 type chromedpAction = chromedp.Action

@@ -44,7 +44,8 @@ func Mount(r fiber.Router, d Deps) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	a := newAssets(d.ContextPath)
+	h := &handlers{d}
+	a := newAssets(h.infoJSON)
 	r.Get("/", a.index)
 	r.Head("/", a.index)
 	r.Get("/index.html", a.index)
@@ -52,7 +53,6 @@ func Mount(r fiber.Router, d Deps) {
 	r.Get("/"+assetDir+"/:file", a.file)
 	r.Head("/"+assetDir+"/:file", a.file)
 
-	h := &handlers{d}
 	r.Get("/v1/console/ui/info", h.info)
 	r.Get("/v1/console/events", h.events)
 	r.Get("/v1/console/configs", h.searchConfigs)
@@ -66,9 +66,10 @@ func notAvailable(what string) error {
 	return &compat.Error{Status: fiber.StatusNotImplemented, Body: what + " is not available on this node"}
 }
 
-// info is GET /v1/console/ui/info: what the console needs to know before
-// its first page (whether to ask for a login, the mode, the version).
-func (h *handlers) info(c *fiber.Ctx) error {
+// infoJSON is what the console needs to know before its first page
+// (whether to ask for a login, the mode, the version). The page carries it
+// (see assets.index), so the first screen needs no round trip for it.
+func (h *handlers) infoJSON() []byte {
 	auth := h.AuthEnabled != nil && h.AuthEnabled()
 	standalone := h.Cluster == nil || h.Cluster.Standalone()
 	w := compat.NewJSON(128)
@@ -78,6 +79,11 @@ func (h *handlers) info(c *fiber.Ctx) error {
 		Key("standalone").Bool(standalone).
 		Key("contextPath").Str(h.ContextPath).
 		EndObject()
+	return w.Bytes()
+}
+
+// info is GET /v1/console/ui/info: infoJSON for a page that lacks it.
+func (h *handlers) info(c *fiber.Ctx) error {
 	c.Set(fiber.HeaderCacheControl, "no-store")
-	return httpapi.SendJSON(c, w.Bytes())
+	return httpapi.SendJSON(c, h.infoJSON())
 }

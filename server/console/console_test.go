@@ -24,6 +24,10 @@ func TestConsolePageAndAssets(t *testing.T) {
 		if r.Status != 200 || !strings.Contains(r.Body, `<script type="module" src="console-ui/app-`) {
 			t.Fatalf("%s: %d %.300s", p, r.Status, r.Body)
 		}
+		// the page carries ui/info, so the first screen needs no round trip for it
+		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos"}</script>`) {
+			t.Fatalf("%s does not carry the info: %s", p, r.Body)
+		}
 		if r.Header.Get("Cache-Control") != "no-cache" || !strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'self'") {
 			t.Fatalf("%s headers: %v", p, r.Header)
 		}

@@ -522,6 +522,14 @@ func TestConfigImportCloneEdges(t *testing.T) {
 	id := itoa64(e.svc.Info("ok1", "G", "").ID)
 	expect(t, clone("tenant=", `[{"cfgId":`+id+`,"dataId":"","group":""}]`), 200, `{"code":200,"message":"Clone Completed Successfully","data":{"succCount":0,"failData":[{"dataId":"ok1","group":"G"}],"skipCount":0}}`)
 	expect(t, clone("", `[]`), 500, "caused: Required request parameter 'tenant' for method parameter type String is not present;")
+	// cfgId as Jackson binds a Long: the string the listing gives (as the
+	// Java console sends it back, trimmed), "" as null, a fraction truncated
+	expect(t, clone("tenant=&policy=OVERWRITE", `[{"cfgId":" `+id+`","dataId":"ok1-copy","group":""}]`), 200, `{"code":200,"message":"Clone Completed Successfully","data":{"succCount":1,"skipCount":0}}`)
+	expect(t, clone("tenant=", `[{"cfgId":""}]`), 200, `{"code":100005,"message":"导入的文件数据为空","data":{"succCount":0}}`)
+	expect(t, clone("tenant=", `[{"cfgId":1.5}]`), 200, `{"code":100005,"message":"导入的文件数据为空","data":{"succCount":0}}`)
+	if r := clone("tenant=", `[{"cfgId":"abc"}]`); r.status != 500 || !strings.Contains(r.body, "not a valid `long` value") {
+		t.Fatalf("cfgId abc: %d %s", r.status, r.body)
+	}
 }
 
 func TestConfigShortPollAndDoubleEncoding(t *testing.T) {

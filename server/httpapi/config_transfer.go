@@ -3,7 +3,10 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strconv"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -113,9 +116,52 @@ func policyParam(p Params) (config.Policy, error) {
 }
 
 type cloneBean struct {
-	CfgID  *int64  `json:"cfgId"`
-	DataID *string `json:"dataId"`
-	Group  *string `json:"group"`
+	CfgID  javaLong `json:"cfgId"`
+	DataID *string  `json:"dataId"`
+	Group  *string  `json:"group"`
+}
+
+// javaLong is a java.lang.Long field as Jackson binds it: null, a JSON
+// number (a fraction truncated) or a string holding an integer (trimmed;
+// "" is null). Config ids travel as strings (they exceed 2^53), and the
+// Java console sends them back that way as cfgId.
+type javaLong struct {
+	set bool
+	n   int64
+}
+
+func (l *javaLong) UnmarshalJSON(b []byte) error {
+	*l = javaLong{}
+	s := strings.TrimSpace(string(b))
+	switch {
+	case s == "null":
+		return nil
+	case strings.HasPrefix(s, `"`):
+		var str string
+		if err := json.Unmarshal(b, &str); err != nil {
+			return err
+		}
+		str = strings.TrimSpace(str)
+		if str == "" {
+			return nil
+		}
+		n, err := strconv.ParseInt(str, 10, 64)
+		if err != nil {
+			return fmt.Errorf("cannot deserialize value of type `long` from String %q: not a valid `long` value", str)
+		}
+		*l = javaLong{set: true, n: n}
+		return nil
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*l = javaLong{set: true, n: n}
+		return nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != f || f >= 1<<63 || f < -(1<<63) {
+		return fmt.Errorf("cannot deserialize value of type `long` from %s", s)
+	}
+	*l = javaLong{set: true, n: int64(f)}
+	return nil
 }
 
 // clone is POST ?clone=true with a JSON array body.
@@ -141,11 +187,11 @@ func (h *configHandlers) clone(c *fiber.Ctx, p Params) error {
 		if b == nil {
 			continue
 		}
-		if b.CfgID != nil {
-			if seen[*b.CfgID] {
+		if b.CfgID.set {
+			if seen[b.CfgID.n] {
 				continue
 			}
-			seen[*b.CfgID] = true
+			seen[b.CfgID.n] = true
 		}
 		list = append(list, b)
 	}
@@ -158,10 +204,10 @@ func (h *configHandlers) clone(c *fiber.Ctx, p Params) error {
 	}
 	var items []config.BatchItem
 	for _, b := range list {
-		if b.CfgID == nil {
+		if !b.CfgID.set {
 			continue
 		}
-		in := h.s.InfoByID(*b.CfgID)
+		in := h.s.InfoByID(b.CfgID.n)
 		if in == nil {
 			continue
 		}

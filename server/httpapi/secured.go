@@ -82,6 +82,14 @@ func securedRoutes() map[string]secured {
 		"GET /v1/ns/catalog/service":     nsR,
 		"GET /v1/ns/catalog/instances":   nsR,
 		"GET /v1/ns/catalog/services":    nsR,
+		// nacosd's console extensions (server/console): the config search
+		// as /v1/cs/configs, the per-IP MD5s as the listener queries plus
+		// every key asked about, the event stream as the service it watches.
+		// ui/info is open (it says whether to log in), cluster/nodes too, as
+		// /v1/core/cluster/nodes is in Java.
+		"GET /v1/console/configs":      cfgR,
+		"POST /v1/console/configs/md5": withExtra(cfgR, consoleMD5Extra),
+		"GET /v1/console/events":       nsR,
 
 		"POST /v1/core/cluster/report":            node,
 		"POST /v1/core/cluster/server/leave":      node,

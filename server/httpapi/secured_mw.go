@@ -214,11 +214,7 @@ func configWriteExtra(c *fiber.Ctx, p Params, objs ConfigObjects) ([]check, erro
 		v, ok := p.Raw("namespace")
 		return []check{{processNamespace(v, ok) + ":*:config/*", auth.ActionWrite}}, nil
 	case param(p, "clone", "true"):
-		var items []struct {
-			CfgID  json.Number `json:"cfgId"`
-			DataID *string     `json:"dataId"`
-			Group  *string     `json:"group"`
-		}
+		var items []*cloneBean // as the handler reads it
 		if json.Unmarshal(c.Body(), &items) != nil {
 			return nil, nil // the handler answers the malformed body
 		}
@@ -226,11 +222,10 @@ func configWriteExtra(c *fiber.Ctx, p Params, objs ConfigObjects) ([]check, erro
 		ns := processNamespace(tenant, ok)
 		var out []check
 		for _, it := range items {
-			id, err := it.CfgID.Int64()
-			if err != nil {
+			if it == nil || !it.CfgID.set {
 				continue
 			}
-			in := objs.InfoByID(id)
+			in := objs.InfoByID(it.CfgID.n)
 			if in == nil {
 				continue
 			}
@@ -300,4 +295,29 @@ func historyPreviousExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, 
 		return reads(configObject(h.Tenant, h.Group, h.DataID)), nil
 	}
 	return nil, nil
+}
+
+// consoleMD5Extra: POST /v1/console/configs/md5 reads the MD5 of every key
+// in its body (a JSON array of {"groupKey","ip"}), whatever tenant the
+// request names; at most 10 000 keys are looked at (the handler refuses
+// more).
+func consoleMD5Extra(c *fiber.Ctx, _ Params, _ ConfigObjects) ([]check, error) {
+	var items []struct {
+		GroupKey string `json:"groupKey"`
+	}
+	if json.Unmarshal(c.Body(), &items) != nil {
+		return nil, nil // the handler answers the malformed body
+	}
+	var out []check
+	for i, it := range items {
+		if i >= 10_000 {
+			break
+		}
+		dataID, group, tenant, err := compat.ParseGroupKey(it.GroupKey)
+		if err != nil {
+			continue // the handler refuses it
+		}
+		out = append(out, check{configObject(tenant, group, dataID), auth.ActionRead})
+	}
+	return out, nil
 }

@@ -53,13 +53,25 @@ function errorText(text) {
     const j = JSON.parse(text);
     if (j && typeof j === 'object' && j.message) return String(j.message);
   } catch { /* not JSON */ }
-  return text.trim();
+  // a NacosException chain "caused: outer;caused: inner;": the outer message
+  const t = text.trim();
+  const m = /^caused: (.*?);(caused: |$)/s.exec(t);
+  return m ? m[1] : t;
 }
 
 // request performs one API call. opts: query, form (object → urlencoded
 // body), json (→ JSON body), body (FormData...), headers, blob.
 export async function request(method, path, opts = {}) {
   const headers = { ...(opts.headers || {}) };
+  // Config writes record their operator from the username parameter (as
+  // on Java Nacos 1.4.8, whose history shows srcUser only when it is sent):
+  // send the logged-in user, so history and detail say who changed what.
+  const s = session();
+  if (method !== 'GET' && path === 'v1/cs/configs' && s && s.username) {
+    const q = opts.query || {};
+    const key = q.import === 'true' || q.clone === 'true' ? 'src_user' : 'username'; // as each 1.x endpoint reads it
+    opts = { ...opts, query: { [key]: s.username, ...q } };
+  }
   let body;
   if (opts.form) {
     const f = new URLSearchParams();

@@ -5,7 +5,7 @@ import './app.css';
 import { get, session, setLoginHandler } from './api.js';
 import { go, href, useRoute } from './router.js';
 import { loadNamespaces, setState, useStore } from './store.js';
-import { ErrorBox, Toasts, toast } from './ui.jsx';
+import { Catch, ErrorBox, Toasts, afterFirstData, installKeys, labelTables, toast } from './ui.jsx';
 import { Login, logout } from './pages/login.jsx';
 import { Configs } from './pages/configs.jsx';
 import { ConfigEdit } from './pages/configedit.jsx';
@@ -55,11 +55,11 @@ function NamespaceSwitcher() {
   );
 }
 
-function Header({ info, onMenu }) {
+function Header({ info, menu, onMenu }) {
   const s = session();
   return (
     <header class="top">
-      <button class="icon menu" aria-label="Menu" onClick={onMenu}>☰</button>
+      <button class="icon menu" aria-label="Menu" aria-expanded={menu ? 'true' : 'false'} onClick={onMenu}>☰</button>
       <a class="brand" href="#/configs">nacosd <small>{info ? info.version : ''}</small></a>
       <NamespaceSwitcher />
       <div class="user">
@@ -77,10 +77,19 @@ function Header({ info, onMenu }) {
   );
 }
 
-function Nav({ path, open, onPick }) {
+// navFor drops the access-control pages for a user who is not an admin
+// when auth is on (the server would refuse every call of them). With auth
+// off they stay: they need an admin login even then, and ask for it.
+function navFor(info) {
+  const s = session();
+  if (info && info.authEnabled && s && s.globalAdmin === false) return nav.filter(([t]) => t !== 'Access control');
+  return nav;
+}
+
+function Nav({ path, open, onPick, info }) {
   return (
     <nav class={'side' + (open ? ' open' : '')} aria-label="Main">
-      {nav.map(([title, items]) => (
+      {navFor(info).map(([title, items]) => (
         <div class="navgroup">
           <div class="navtitle">{title}</div>
           {items.map(([p, label]) => (
@@ -88,13 +97,25 @@ function Nav({ path, open, onPick }) {
           ))}
         </div>
       ))}
+      <p class="navfoot muted small">Press <kbd>?</kbd> for keys</p>
     </nav>
   );
 }
 
+// embeddedInfo is the server's ui/info carried by the page (no round trip
+// before the first screen); null when the page has none.
+function embeddedInfo() {
+  try {
+    const i = JSON.parse(document.getElementById('nacosd-info').textContent);
+    return i && 'authEnabled' in i ? i : null;
+  } catch {
+    return null;
+  }
+}
+
 function App() {
   const { path, q } = useRoute();
-  const [info, setInfo] = useState(null);
+  const [info, setInfo] = useState(embeddedInfo);
   const [bootError, setBootError] = useState(null);
   const [menu, setMenu] = useState(false);
   const st = useStore();
@@ -103,25 +124,28 @@ function App() {
     setLoginHandler((msg) => {
       localStorage.removeItem('token');
       if (location.hash.startsWith('#/login')) return;
-      toast(`Please log in (${msg})`, 'error');
-      go('/login', { next: location.hash.slice(1) });
+      go('/login', { next: location.hash.slice(1), why: msg });
     });
-    get('v1/console/ui/info')
+    const known = embeddedInfo();
+    (known ? Promise.resolve(known) : get('v1/console/ui/info'))
       .catch(() => ({ version: '', authEnabled: true })) // an older server: assume auth
       .then((i) => {
         setInfo(i);
         setState({ info: i });
-        if (i.authEnabled && !session() && !location.hash.startsWith('#/login')) go('/login', { next: location.hash.slice(1) });
       });
   }, []);
 
   useEffect(() => {
     if (!info || path === '/login' || (info.authEnabled && !session())) return;
-    loadNamespaces().then(() => setBootError(null), setBootError);
+    afterFirstData(() => loadNamespaces().then(() => setBootError(null), setBootError));
   }, [info, path === '/login']);
 
   if (!info) return <p class="boot">Loading…</p>;
-  if (path === '/login') return <><Login info={info} next={q.next} /><Toasts /></>;
+  if (path === '/login') return <><Login info={info} next={q.next} why={q.why} /><Toasts /></>;
+  if (info.authEnabled && !session()) {
+    go('/login', { next: location.hash.slice(1) });
+    return null;
+  }
   if (path === '/' || path === '') {
     go('/configs');
     return null;
@@ -130,11 +154,11 @@ function App() {
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>Skip to content</a>
-      <Header info={info} onMenu={() => setMenu(!menu)} />
-      <Nav path={path} open={menu} onPick={() => setMenu(false)} />
+      <Header info={info} menu={menu} onMenu={() => setMenu(!menu)} />
+      <Nav path={path} open={menu} info={info} onPick={() => setMenu(false)} />
       <main id="main" tabIndex={-1}>
         <ErrorBox error={bootError} />
-        {Page ? <Page q={q} ns={st.namespace} key={path + '|' + st.namespace} /> : <p>No such page: {path}. <a href="#/configs">Go to configs</a></p>}
+        {Page ? <Catch key={path + '|' + st.namespace}><Page q={q} ns={st.namespace} /></Catch> : <p class="alert error">No such page: {path}. <a href="#/configs">Go to configs</a></p>}
       </main>
       <Toasts />
     </div>
@@ -142,4 +166,19 @@ function App() {
 }
 
 window.addEventListener('unhandledrejection', (e) => toast(e.reason && e.reason.message ? e.reason.message : String(e.reason), 'error'));
-render(<App />, document.getElementById('app'));
+installKeys();
+// The app renders into a hidden element under the "Loading…" of
+// index.html, which is swapped for it once the page shows its first data
+// (or after 150 ms): the first screen is laid out and painted once, with
+// its data, instead of an empty table first (which, on a busy machine,
+// delays the data by a whole extra frame).
+const root = document.getElementById('app');
+const host = document.createElement('div');
+host.hidden = true;
+root.appendChild(host);
+labelTables(host);
+render(<App />, host);
+afterFirstData(() => {
+  for (const n of [...root.childNodes]) if (n !== host) n.remove();
+  host.hidden = false;
+}, 150);

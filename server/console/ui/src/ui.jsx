@@ -1,9 +1,29 @@
 // Shared widgets: data loading, messages, dialogs, tables, paging.
-import { render } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { Component, render } from 'preact';
+import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+
+// afterFirstData runs fn once the page has shown its first data (or after
+// maxWait ms): work the first screen does not need (the namespace list, the
+// live stream) then does not compete with it for the main thread.
+let firstData = false;
+const waiting = [];
+export function afterFirstData(fn, maxWait = 300) {
+  if (firstData) return fn();
+  let done = false;
+  const run = () => { if (!done) { done = true; fn(); } };
+  waiting.push(run);
+  setTimeout(run, maxWait);
+}
+function dataShown() {
+  if (firstData) return;
+  firstData = true;
+  // after the render of the data (Preact renders in a microtask)
+  Promise.resolve().then(() => waiting.splice(0).forEach((f) => f()));
+}
 
 // useLoad runs fn when deps change; reload() runs it again. The previous
-// data stays visible while reloading (no flicker on live refresh).
+// data stays visible while reloading (no flicker on live refresh). The
+// request starts as soon as the page is in the DOM, not after a paint.
 export function useLoad(fn, deps) {
   const [st, setSt] = useState({ data: undefined, error: null, loading: true });
   const seq = useRef(0);
@@ -13,11 +33,11 @@ export function useLoad(fn, deps) {
     Promise.resolve()
       .then(fn)
       .then(
-        (data) => n === seq.current && setSt({ data, error: null, loading: false }),
-        (error) => n === seq.current && setSt((s) => ({ data: s.data, error, loading: false })),
+        (data) => { if (n === seq.current) setSt({ data, error: null, loading: false }); dataShown(); },
+        (error) => { if (n === seq.current) setSt((s) => ({ data: s.data, error, loading: false })); dataShown(); },
       );
   }, deps);
-  useEffect(run, [run]);
+  useLayoutEffect(run, [run]);
   return { ...st, reload: run };
 }
 
@@ -180,4 +200,98 @@ export function textToMeta(t) {
     out[line.slice(0, i).trim()] = line.slice(i + 1).trim();
   }
   return out;
+}
+
+// Catch shows a page that threw while rendering as a message (with the
+// error) instead of a blank screen; the rest of the console keeps working.
+export class Catch extends Component {
+  componentDidCatch(error) {
+    this.setState({ error });
+  }
+
+  render({ children }, { error }) {
+    if (!error) return children;
+    return (
+      <div class="alert error" role="alert">
+        <p><strong>This page failed:</strong> {error.message || String(error)}</p>
+        <p><button onClick={() => this.setState({ error: null })}>Try again</button> <a href="#/configs">Go to configs</a></p>
+      </div>
+    );
+  }
+}
+
+// ---- keyboard
+const typing = (el) => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+
+export const shortcuts = [
+  ['/', 'Focus the first search field of the page'],
+  ['Ctrl+S / ⌘S', 'In the config editor: review the diff and publish (Enter confirms)'],
+  ['Esc', 'Close a dialog'],
+  ['Tab / Shift+Tab', 'Move between links, fields and buttons; Enter or Space activates'],
+  ['?', 'Show these keys'],
+];
+
+// installKeys adds the console's few shortcuts (see shortcuts).
+export function installKeys() {
+  document.addEventListener('keydown', (e) => {
+    if ((e.ctrlKey || e.metaKey) && !e.altKey && e.key.toLowerCase() === 's') {
+      const b = document.querySelector('#publish');
+      if (b && !document.querySelector('dialog[open]')) {
+        e.preventDefault();
+        b.click();
+      }
+      return;
+    }
+    if (e.ctrlKey || e.metaKey || e.altKey || typing(e.target) || document.querySelector('dialog[open]')) return;
+    if (e.key === '/') {
+      const f = document.querySelector('main form[role=search] input:not([type=checkbox])');
+      if (f) {
+        e.preventDefault();
+        f.focus();
+        f.select();
+      }
+    } else if (e.key === '?') {
+      e.preventDefault();
+      showKeys();
+    }
+  });
+}
+
+function showKeys() {
+  const host = document.createElement('div');
+  document.body.appendChild(host);
+  const done = () => { render(null, host); host.remove(); };
+  render(
+    <Dialog title="Keyboard" onClose={done} footer={<button class="primary" autofocus onClick={done}>Close</button>}>
+      <dl class="props keys">{shortcuts.map(([k, v]) => <><dt><kbd>{k}</kbd></dt><dd>{v}</dd></>)}</dl>
+    </Dialog>,
+    host,
+  );
+}
+
+// ---- narrow screens
+// labelTables gives every cell of a table.grid under root the text of its
+// column head as data-label, so that on a phone width the stylesheet can
+// show each row as a card of "label value" lines instead of a table wider
+// than the screen.
+export function labelTables(root) {
+  let queued = false;
+  const pass = () => {
+    queued = false;
+    for (const t of root.querySelectorAll('table.grid')) {
+      const heads = [...t.querySelectorAll('thead th')].map((th) => th.textContent.trim() || (th.querySelector('input') ? 'Select' : ''));
+      if (!heads.length) continue;
+      for (const tr of t.tBodies.length ? t.tBodies[0].rows : []) {
+        [...tr.cells].forEach((td, i) => {
+          if (td.dataset.label !== heads[i]) td.dataset.label = heads[i] || '';
+        });
+      }
+    }
+  };
+  new MutationObserver(() => {
+    if (!queued) {
+      queued = true;
+      requestAnimationFrame(pass);
+    }
+  }).observe(root, { childList: true, subtree: true });
 }

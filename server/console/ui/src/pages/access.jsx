@@ -1,6 +1,6 @@
 // Users, roles and permissions (the 1.4.8 /v1/auth API). Each list pages on
 // the server; a server without the API gets a clear message.
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { del, get, post, put, restData } from '../api.js';
 import { replace } from '../router.js';
 import { getState } from '../store.js';
@@ -48,7 +48,7 @@ export function Users({ q }) {
         <table class="grid" data-testid="users">
           <thead><tr><th>User name</th><th class="actions">Actions</th></tr></thead>
           <tbody>{l.rows.map((u) => (
-            <tr key={u.username}><td>{u.username}</td><td class="actions">
+            <tr key={u.username}><td data-user={u.username}>{u.username}</td><td class="actions">
               <button class="link" onClick={() => setDialog({ kind: 'password', u })}>Change password</button>
               <button class="link danger" onClick={() => remove(u)}>Delete</button>
             </td></tr>
@@ -118,7 +118,7 @@ export function Roles({ q }) {
       </div>
       {l.data && !l.rows.length && <Empty>No roles.</Empty>}
       <Paging l={l} route="/roles" q={q} />
-      {adding && <SimpleForm title="Bind a role to a user" fields={[['role', 'Role'], ['username', 'User name']]} onClose={() => setAdding(false)}
+      {adding && <SimpleForm title="Bind a role to a user" fields={[['role', 'Role', searchRoles], ['username', 'User name', searchUsers]]} onClose={() => setAdding(false)}
         submit={async (v) => { toast(ok(await post('v1/auth/roles', v))); l.reload(); }} />}
     </section>
   );
@@ -173,7 +173,7 @@ function PermissionDialog({ namespaces, onClose, onDone }) {
   return (
     <Dialog title="Add permission" onClose={onClose}>
       <form onSubmit={submit}>
-        <Field label="Role"><input name="role" required autofocus value={f.role} onInput={set('role')} /></Field>
+        <Field label="Role" hint="a role bound to users on the Roles page"><Suggest name="role" autofocus value={f.role} search={searchRoles} onInput={set('role')} /></Field>
         <Field label="Namespace (resource)">
           <select name="resource" value={f.ns} onChange={set('ns')}>{namespaces.map((n) => <option value={n.namespace}>{n.namespaceShowName}{n.namespace ? ` (${n.namespace})` : ''}</option>)}</select>
         </Field>
@@ -186,13 +186,43 @@ function PermissionDialog({ namespaces, onClose, onDone }) {
   );
 }
 
+// Suggest is an input with a <datalist> filled, as the user types, from
+// the server's search (user names, roles), as the Java console suggests.
+function Suggest({ name, value, onInput, search, autofocus }) {
+  const [opts, setOpts] = useState([]);
+  const id = 'suggest-' + name;
+  const seq = useRef(0);
+  const input = (e) => {
+    onInput(e);
+    const v = e.target.value;
+    const n = ++seq.current;
+    if (!v) return setOpts([]);
+    search(v).then((l) => n === seq.current && setOpts((l || []).slice(0, 20)), () => {});
+  };
+  return (
+    <>
+      <input name={name} required autofocus={autofocus} list={id} autocomplete="off" value={value} onInput={input} />
+      <datalist id={id}>{opts.map((o) => <option value={o} />)}</datalist>
+    </>
+  );
+}
+
+export const searchUsers = (v) => get('v1/auth/users/search', { username: v });
+export const searchRoles = (v) => get('v1/auth/roles/search', { role: v });
+
 function SimpleForm({ title, fields, submit, onClose }) {
   const [v, setV] = useState(Object.fromEntries(fields.map(([k]) => [k, ''])));
   const [busy, run] = useBusy();
   return (
     <Dialog title={title} onClose={onClose}>
       <form onSubmit={(e) => run(async () => { e.preventDefault(); await submit(v); onClose(); })}>
-        {fields.map(([k, label], i) => <Field label={label}><input name={k} required autofocus={i === 0} value={v[k]} onInput={(e) => setV({ ...v, [k]: e.target.value })} /></Field>)}
+        {fields.map(([k, label, search], i) => (
+          <Field label={label}>
+            {search
+              ? <Suggest name={k} autofocus={i === 0} value={v[k]} search={search} onInput={(e) => setV({ ...v, [k]: e.target.value })} />
+              : <input name={k} required autofocus={i === 0} value={v[k]} onInput={(e) => setV({ ...v, [k]: e.target.value })} />}
+          </Field>
+        ))}
         <div class="buttons"><button type="button" onClick={onClose}>Cancel</button><button class="primary" type="submit" disabled={busy}>Save</button></div>
       </form>
     </Dialog>

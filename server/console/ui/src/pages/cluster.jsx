@@ -1,9 +1,11 @@
 // Cluster nodes: state, raft role, version, last refresh. Columns are
 // declared once; a column is shown when any node has its field, so fields
 // that cluster mode adds (Distro, checksum health) need one line here.
-import { useEffect } from 'preact/hooks';
 import { get, restData } from '../api.js';
-import { Badge, ErrorBox, PageHead, fmtTime, useLoad } from '../ui.jsx';
+import { useState } from 'preact/hooks';
+import { replace } from '../router.js';
+import { Badge, ErrorBox, Field, PageHead, fmtTime, useLoad } from '../ui.jsx';
+import { useVisibleInterval } from './live.jsx';
 
 const stateKind = { UP: 'ok', DOWN: 'bad', SUSPICIOUS: 'warn', STARTING: 'warn', ISOLATION: 'bad' };
 
@@ -29,13 +31,12 @@ async function load() {
   }
 }
 
-export function Cluster() {
+export function Cluster({ q }) {
   const d = useLoad(load, []);
-  useEffect(() => {
-    const t = setInterval(d.reload, 5000);
-    return () => clearInterval(t);
-  }, [d.reload]);
-  const nodes = (d.data && d.data.nodes) || [];
+  const [filter, setFilter] = useState(q.ip || '');
+  useVisibleInterval(d.reload, 5000);
+  const all = (d.data && d.data.nodes) || [];
+  const nodes = all.filter((n) => !q.ip || n.address.includes(q.ip));
   const cols = columns.filter(([k]) => nodes.some((n) => n[k] !== undefined && n[k] !== ''));
   return (
     <section>
@@ -43,6 +44,11 @@ export function Cluster() {
         {d.data && <span class="muted">{d.data.standalone ? 'standalone mode' : 'cluster mode'}{d.data.raft && d.data.raft.term ? `, raft term ${d.data.raft.term}, applied index ${d.data.raft.appliedIndex}` : ''}</span>}
         <button onClick={d.reload}>Refresh</button>
       </PageHead>
+      <form class="searchbar" role="search" onSubmit={(e) => { e.preventDefault(); replace('/cluster', { ip: filter.trim() }); }}>
+        <Field label="Node address"><input name="ip" value={filter} placeholder="contains" onInput={(e) => setFilter(e.target.value)} /></Field>
+        <button class="primary" type="submit">Filter</button>
+        <span class="muted small">{nodes.length} of {all.length} nodes</span>
+      </form>
       <ErrorBox error={d.error} retry={d.reload} />
       <div class="tablewrap">
         <table class="grid" data-testid="nodes">

@@ -5,6 +5,11 @@ import { ErrorBox, PageHead, confirm, fmtTime, toast, useBusy, useLoad } from '.
 import { loadBeta, loadConfig } from './configedit.jsx';
 
 export function ConfigDetail({ q, ns }) {
+  if (!q.dataId || !q.group) return <p class="alert error">No config (data ID and group) named in the address. <a href="#/configs">Pick one from the list</a></p>;
+  return <ConfigDetailOf q={q} ns={ns} />;
+}
+
+function ConfigDetailOf({ q, ns }) {
   const [busy, run] = useBusy();
   const d = useLoad(async () => {
     const [config, beta] = await Promise.all([loadConfig(ns, q.dataId, q.group), loadBeta(ns, q.dataId, q.group).catch(() => null)]);

@@ -26,12 +26,27 @@ export async function publish(ns, f, content, betaIps) {
 }
 
 export function PublishDialog({ title, original, modified, type, onCancel, onConfirm, confirmText = 'Publish', note }) {
-  const [busy, run] = useBusy();
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState(null);
+  // a refused publish stays in the dialog, with the server's message
+  const confirmIt = async () => {
+    if (busy) return;
+    setBusy(true);
+    setError(null);
+    try {
+      await onConfirm();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
   return (
     <Dialog title={title} onClose={onCancel} wide footer={<>
       <button onClick={onCancel}>Back to editing</button>
-      <button class="primary" id="confirm-publish" autofocus disabled={busy} onClick={() => run(onConfirm)}>{confirmText}</button>
+      <button class="primary" id="confirm-publish" autofocus disabled={busy} onClick={confirmIt}>{confirmText}</button>
     </>}>
+      <ErrorBox error={error} />
       {note && <p class="muted">{note}</p>}
       <DiffView original={original} modified={modified} type={type} />
     </Dialog>
@@ -39,6 +54,11 @@ export function PublishDialog({ title, original, modified, type, onCancel, onCon
 }
 
 export function ConfigEdit({ q, ns }) {
+  if (!q.new && q.dataId && !q.group) return <p class="alert error">No group named in the address. <a href="#/configs">Pick the config from the list</a></p>;
+  return <ConfigEditOf q={q} ns={ns} />;
+}
+
+function ConfigEditOf({ q, ns }) {
   const isNew = !!q.new || !q.dataId;
   const [f, setF] = useState({ dataId: q.dataId || '', group: q.group || 'DEFAULT_GROUP', desc: '', type: 'text', appName: '', tags: '', betaOn: false, betaIps: '' });
   const [invalid, setInvalid] = useState(null);
@@ -60,8 +80,17 @@ export function ConfigEdit({ q, ns }) {
 
   const set = (k) => (e) => setF({ ...f, [k]: e.target.type === 'checkbox' ? e.target.checked : e.target.value });
 
+  const [failure, setFailure] = useState(null);
   const startPublish = (e) => run(async () => {
     e && e.preventDefault();
+    setFailure(null);
+    try {
+      await reviewChange();
+    } catch (err) {
+      setFailure(err); // next to the button, with the server's message
+    }
+  });
+  const reviewChange = async () => {
     const content = ed.current ? ed.current.getValue() : '';
     if (!f.dataId.trim() || !f.group.trim()) throw new Error('Data ID and group are required');
     if (!content.trim()) throw new Error('Content must not be empty (Nacos rejects blank content)');
@@ -81,7 +110,7 @@ export function ConfigEdit({ q, ns }) {
     }
     if (isNew && now && !(await confirm(`A config ${f.dataId} in group ${f.group} already exists. Publishing replaces it. Continue?`, { okText: 'Continue' }))) return;
     setDiff({ original, modified: content, exists: !!now });
-  });
+  };
 
   const doPublish = async () => {
     await publish(ns, f, diff.modified, f.betaOn ? f.betaIps.replace(/\s+/g, '') : '');
@@ -133,6 +162,7 @@ export function ConfigEdit({ q, ns }) {
             <label class="inline"><input type="checkbox" name="betaOn" checked={f.betaOn} onChange={set('betaOn')} /> Publish as beta, only to these client IPs</label>
             {f.betaOn && <Field label="Beta IPs" hint="comma-separated, e.g. 10.0.0.5,10.0.0.6"><input name="betaIps" value={f.betaIps} onInput={set('betaIps')} /></Field>}
           </fieldset>
+          <ErrorBox error={failure} />
           <div class="buttons sticky">
             <a class="button" href="#/configs">Cancel</a>
             <button class="primary" type="submit" id="publish" disabled={busy}>{f.betaOn ? 'Publish beta…' : 'Publish…'}</button>

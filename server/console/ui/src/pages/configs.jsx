@@ -148,12 +148,23 @@ export function Configs({ q, ns }) {
 
 const policies = [['ABORT', 'Abort on the first conflict'], ['SKIP', 'Skip existing configs'], ['OVERWRITE', 'Overwrite existing configs']];
 
+// The import/clone result codes of the 1.x API (their messages are Chinese).
+const resultText = {
+  200: 'Done',
+  100001: 'The target namespace does not exist',
+  100002: 'The metadata in the file is not valid',
+  100003: 'No valid data was found in the file',
+  100004: 'The file could not be read (not a Nacos export zip?)',
+  100005: 'There was nothing to write',
+  100006: 'No config was selected',
+};
+
 function ResultSummary({ r }) {
   if (!r) return null;
   const d = r.data || {};
   return (
     <div class={'alert ' + (r.code === 200 ? 'ok' : 'error')} role="status">
-      <p><strong>{r.message}</strong> {d.succCount !== undefined && `— ${d.succCount} written, ${d.skipCount || 0} skipped`}</p>
+      <p><strong>{resultText[r.code] || r.message}</strong> {d.succCount !== undefined && `— ${d.succCount} written, ${d.skipCount || 0} skipped`}</p>
       {d.failData && <p>Conflict at: {d.failData.map((x) => `${x.group}/${x.dataId}`).join(', ')}</p>}
       {d.skipData && <p>Skipped: {d.skipData.map((x) => `${x.group}/${x.dataId}`).join(', ')}</p>}
       {d.unrecognizedData && <p>Not recognised: {d.unrecognizedData.map((x) => x.itemName).join(', ')}</p>}

@@ -1,10 +1,11 @@
 // Listener queries: who listens to a config, and what an IP listens to,
 // with the MD5 each client holds and whether it is up to date. Refreshes
 // every few seconds while "Live" is on.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { get, request } from '../api.js';
 import { href, replace } from '../router.js';
 import { Badge, Empty, ErrorBox, Field, PageHead, useLoad } from '../ui.jsx';
+import { useVisibleInterval } from './live.jsx';
 
 const refreshMs = 3000;
 
@@ -14,9 +15,12 @@ export function groupKey(dataId, group, tenant) {
   return esc(dataId) + '+' + esc(group) + (tenant ? '+' + esc(tenant) : '');
 }
 
-async function serverMD5(items) {
+// serverMD5 asks what the server serves each {groupKey, ip}; tenant is the
+// namespace the caller reads (with auth on it needs read access there and
+// to every key asked about).
+async function serverMD5(tenant, items) {
   if (!items.length) return [];
-  return request('POST', 'v1/console/configs/md5', { json: items });
+  return request('POST', 'v1/console/configs/md5', { query: { tenant }, json: items });
 }
 
 async function byConfig(ns, dataId, group) {
@@ -24,7 +28,7 @@ async function byConfig(ns, dataId, group) {
   const status = r.lisentersGroupkeyStatus || {};
   const gk = groupKey(dataId, group || 'DEFAULT_GROUP', ns);
   const ips = Object.keys(status).sort();
-  const md5s = await serverMD5(ips.map((ip) => ({ groupKey: gk, ip })));
+  const md5s = await serverMD5(ns, ips.map((ip) => ({ groupKey: gk, ip })));
   return ips.map((ip, i) => ({ ip, clientMd5: status[ip], serverMd5: md5s[i].md5 }));
 }
 
@@ -32,7 +36,7 @@ async function byIP(ns, ip, all) {
   const r = await get('v1/cs/listener', { ip, tenant: ns, all: all ? 'true' : 'false', sampleTime: 1 });
   const status = r.lisentersGroupkeyStatus || {};
   const keys = Object.keys(status).sort();
-  const md5s = await serverMD5(keys.map((k) => ({ groupKey: k, ip })));
+  const md5s = await serverMD5(ns, keys.map((k) => ({ groupKey: k, ip })));
   return keys.map((k, i) => ({ ...md5s[i], clientMd5: status[k], serverMd5: md5s[i].md5 }));
 }
 
@@ -46,11 +50,7 @@ export function Listeners({ q, ns }) {
   const [live, setLive] = useState(true);
   const ready = by === 'config' ? !!q.dataId : !!q.ip;
   const res = useLoad(() => (!ready ? null : by === 'config' ? byConfig(ns, q.dataId, q.group || '') : byIP(ns, q.ip, q.all === 'true')), [ns, by, q.dataId, q.group, q.ip, q.all]);
-  useEffect(() => {
-    if (!live || !ready) return;
-    const t = setInterval(res.reload, refreshMs);
-    return () => clearInterval(t);
-  }, [live, ready, res.reload]);
+  useVisibleInterval(res.reload, refreshMs, live && ready);
   const rows = res.data || [];
   const submit = (e) => {
     e.preventDefault();
@@ -87,13 +87,13 @@ export function Listeners({ q, ns }) {
             <thead>
               {by === 'config'
                 ? <tr><th>Client IP</th><th>Client MD5</th><th>Server MD5</th><th>State</th></tr>
-                : <tr><th>Data ID</th><th>Group</th><th>Namespace</th><th>Client MD5</th><th>State</th></tr>}
+                : <tr><th>Data ID</th><th>Group</th><th>Namespace</th><th>Client MD5</th><th>Server MD5</th><th>State</th></tr>}
             </thead>
             <tbody>
               {rows.map((r) => by === 'config' ? (
                 <tr><td>{r.ip}</td><td><code>{r.clientMd5 || '(none)'}</code></td><td><code>{r.serverMd5 || '(none)'}</code></td><td><UpToDate r={r} /></td></tr>
               ) : (
-                <tr><td><a href={href('/configs/detail', { dataId: r.dataId, group: r.group })}>{r.dataId}</a></td><td>{r.group}</td><td>{r.tenant || 'public'}</td><td><code>{r.clientMd5 || '(none)'}</code></td><td><UpToDate r={r} /></td></tr>
+                <tr><td><a href={href('/configs/detail', { dataId: r.dataId, group: r.group })}>{r.dataId}</a></td><td>{r.group}</td><td>{r.tenant || 'public'}</td><td><code>{r.clientMd5 || '(none)'}</code></td><td><code>{r.serverMd5 || '(none)'}</code></td><td><UpToDate r={r} /></td></tr>
               ))}
             </tbody>
           </table>

@@ -9,15 +9,25 @@ export function logout() {
   go('/login');
 }
 
-export function Login({ info, next }) {
-  const [user, setUser] = useState('');
-  const [pass, setPass] = useState('');
+// why a page sent the user here (the API's 403 message).
+const reasons = {
+  'token expired!': 'Your session has expired: please log in again.',
+  'token invalid!': 'Your login is no longer valid: please log in again.',
+  'unknown user!': 'This needs a login.',
+  'user not found!': 'Your user no longer exists: log in as another user.',
+};
+
+export function Login({ info, next, why }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => { document.title = 'Log in · nacosd'; }, []);
 
   const submit = async (e) => {
     e.preventDefault();
+    // read the form itself: autofill may fill it without input events
+    const fd = new FormData(e.target);
+    const user = String(fd.get('username') || '');
+    const pass = String(fd.get('password') || '');
     setBusy(true);
     setError(null);
     try {
@@ -43,14 +53,15 @@ export function Login({ info, next }) {
         {info && !info.authEnabled && (
           <p class="alert info">Authentication is off on this server: the console also works without logging in. <a href="#/configs">Continue without logging in</a></p>
         )}
+        {why && !error && <p class="alert info" role="status">{reasons[why] || why}{info && !info.authEnabled && why === 'unknown user!' ? ' Users, roles and permissions need an admin login even with authentication off.' : ''}</p>}
         <ErrorBox error={error} />
         <label class="field">
           <span class="label">User name</span>
-          <input name="username" autocomplete="username" autofocus required value={user} onInput={(e) => setUser(e.target.value)} />
+          <input name="username" autocomplete="username" autofocus required />
         </label>
         <label class="field">
           <span class="label">Password</span>
-          <input name="password" type="password" autocomplete="current-password" required value={pass} onInput={(e) => setPass(e.target.value)} />
+          <input name="password" type="password" autocomplete="current-password" required />
         </label>
         <button class="primary wide" type="submit" disabled={busy}>{busy ? 'Logging in…' : 'Log in'}</button>
       </form>

@@ -24,6 +24,7 @@ export function Namespaces() {
   return (
     <section>
       <PageHead title="Namespaces">
+        <button onClick={list.reload}>Refresh</button>
         <button class="primary" onClick={() => setDialog({ kind: 'new' })}>New namespace</button>
       </PageHead>
       <ErrorBox error={list.error} retry={list.reload} />
@@ -34,7 +35,7 @@ export function Namespaces() {
             {rows.map((n) => (
               <tr key={n.namespace}>
                 <td>{n.namespaceShowName}</td>
-                <td><code>{n.namespace || '(empty: public)'}</code></td>
+                <td><code data-id={n.namespace}>{n.namespace || '(empty: public)'}</code></td>
                 <td>{n.configCount}</td>
                 <td>{n.quota}</td>
                 <td class="actions">

@@ -12,6 +12,11 @@ import { grouped } from './services.jsx';
 const instancePageSize = 50;
 
 export function ServiceDetail({ q, ns }) {
+  if (!q.name) return <p class="alert error">No service named in the address. <a href="#/services">Pick one from the list</a></p>;
+  return <ServiceDetailOf q={q} ns={ns} />;
+}
+
+function ServiceDetailOf({ q, ns }) {
   const nsId = namingNs(ns);
   const svc = grouped(q.name, q.group);
   const tab = q.tab === 'subscribers' ? 'subscribers' : 'instances';
@@ -145,8 +150,8 @@ function EditService({ s, nsId, svc, onClose, onDone }) {
       <form onSubmit={submit}>
         <Field label="Protect threshold" hint="0 to 1"><input name="protectThreshold" type="number" min="0" max="1" step="0.01" value={f.threshold} onInput={set('threshold')} /></Field>
         <Field label="Metadata" hint="one key=value per line"><textarea name="metadata" rows={4} value={f.metadata} onInput={set('metadata')} /></Field>
-        <Field label="Selector"><select value={f.selector} onChange={set('selector')}><option value="none">none</option><option value="label">label</option></select></Field>
-        {f.selector === 'label' && <Field label="Label expression" hint="CONSUMER.label.k = PROVIDER.label.k, joined by &"><input value={f.expression} onInput={set('expression')} /></Field>}
+        <Field label="Selector"><select name="selector" value={f.selector} onChange={set('selector')}><option value="none">none</option><option value="label">label</option></select></Field>
+        {f.selector === 'label' && <Field label="Label expression" hint="CONSUMER.label.k = PROVIDER.label.k, joined by &"><input name="expression" value={f.expression} onInput={set('expression')} /></Field>}
         <div class="buttons"><button type="button" onClick={onClose}>Cancel</button><button class="primary" type="submit" disabled={busy}>Save</button></div>
       </form>
     </Dialog>
@@ -174,14 +179,14 @@ function EditCluster({ c, nsId, svc, onClose, onDone }) {
         </Field>
         {f.type === 'HTTP' && (
           <>
-            <Field label="Path"><input value={f.path} onInput={set('path')} placeholder="/health" /></Field>
-            <Field label="Headers" hint="Name:Value pairs separated by |"><input value={f.headers} onInput={set('headers')} /></Field>
-            <Field label="Expected status"><input type="number" value={f.code} onInput={set('code')} /></Field>
+            <Field label="Path"><input name="path" value={f.path} onInput={set('path')} placeholder="/health" /></Field>
+            <Field label="Headers" hint="Name:Value pairs separated by |"><input name="headers" value={f.headers} onInput={set('headers')} /></Field>
+            <Field label="Expected status"><input name="expectedResponseCode" type="number" value={f.code} onInput={set('code')} /></Field>
           </>
         )}
-        <label class="inline"><input type="checkbox" checked={f.useIP} onChange={set('useIP')} /> Check the port of each instance</label>
-        {!f.useIP && <Field label="Check port"><input type="number" min="0" max="65535" value={f.checkPort} onInput={set('checkPort')} /></Field>}
-        <Field label="Cluster metadata" hint="one key=value per line"><textarea rows={3} value={f.metadata} onInput={set('metadata')} /></Field>
+        <label class="inline"><input type="checkbox" name="useInstancePort4Check" checked={f.useIP} onChange={set('useIP')} /> Check the port of each instance</label>
+        {!f.useIP && <Field label="Check port"><input name="checkPort" type="number" min="0" max="65535" value={f.checkPort} onInput={set('checkPort')} /></Field>}
+        <Field label="Cluster metadata" hint="one key=value per line"><textarea name="metadata" rows={3} value={f.metadata} onInput={set('metadata')} /></Field>
         <div class="buttons"><button type="button" onClick={onClose}>Cancel</button><button class="primary" type="submit" disabled={busy}>Save</button></div>
       </form>
     </Dialog>

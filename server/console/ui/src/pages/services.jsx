@@ -95,9 +95,9 @@ function CreateService({ ns, onClose, onDone }) {
         <Field label="Protect threshold" hint="0 to 1: when the healthy share is at or below it, unhealthy instances are returned too"><input name="protectThreshold" type="number" min="0" max="1" step="0.01" value={f.threshold} onInput={set('threshold')} /></Field>
         <Field label="Metadata" hint="one key=value per line"><textarea name="metadata" rows={3} value={f.metadata} onInput={set('metadata')} /></Field>
         <Field label="Selector">
-          <select value={f.selector} onChange={set('selector')}><option value="none">none</option><option value="label">label</option></select>
+          <select name="selector" value={f.selector} onChange={set('selector')}><option value="none">none</option><option value="label">label</option></select>
         </Field>
-        {f.selector === 'label' && <Field label="Label expression" hint="e.g. CONSUMER.label.env = PROVIDER.label.env"><input value={f.expression} onInput={set('expression')} /></Field>}
+        {f.selector === 'label' && <Field label="Label expression" hint="e.g. CONSUMER.label.env = PROVIDER.label.env"><input name="expression" value={f.expression} onInput={set('expression')} /></Field>}
         <div class="buttons"><button type="button" onClick={onClose}>Cancel</button><button class="primary" type="submit" disabled={busy}>Create</button></div>
       </form>
     </Dialog>
