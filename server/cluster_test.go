@@ -180,3 +180,27 @@ func TestClusterThreeNodes(t *testing.T) {
 		t.Fatalf("nodes: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestClusterMetrics: a cluster node's /actuator/prometheus carries the
+// Distro and membership series (exposed as Java exposes the endpoint).
+func TestClusterMetrics(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	cfgs := servertest.ClusterConfigs(t, 2)
+	for i := range cfgs {
+		cfgs[i].Ops.ExposePrometheus = true
+	}
+	nodes := servertest.StartCluster(t, cfgs)
+	register(t, nodes[0], "metrics.svc", "10.2.0.1", 80, true)
+	servertest.Eventually(t, 10*time.Second, func() error {
+		r := nodes[1].Do("GET", "/nacos/actuator/prometheus", nil, nil, nil)
+		for _, want := range []string{`nacosd_cluster_members{state="UP"} 2`, `nacosd_distro_checksum_rounds_total{direction="received"}`,
+			`nacosd_distro_syncs_total{outcome="success"}`, `nacosd_raft_state{state=`} {
+			if !strings.Contains(r.Body, want) {
+				return fmt.Errorf("no %s in %d %.300s", want, r.Status, r.Body)
+			}
+		}
+		return nil
+	})
+}

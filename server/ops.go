@@ -59,13 +59,17 @@ func (o *opsState) configNotified(d time.Duration) {
 // startOps builds the registry over the running domains and opens the
 // access log. Call it once the domains exist, before serving.
 func (s *Server) startOps() error {
-	m := metrics.New(metrics.Config{Clock: s.cfg.Clock, Logger: s.log.With("component", "metrics"), Sources: metrics.Sources{
+	src := metrics.Sources{
 		Counts: s.registry.Counts,
 		Naming: s.registry.Stats,
 		Push:   s.push.Counters,
 		Config: s.config.Stats,
 		Raft:   s.store.Stats,
-	}})
+	}
+	if !s.cfg.Standalone {
+		src.Distro = s.distroStats
+	}
+	m := metrics.New(metrics.Config{Clock: s.cfg.Clock, Logger: s.log.With("component", "metrics"), Sources: src})
 	s.ops.m.Store(m)
 	if ac := s.cfg.Ops.AccessLog; ac.Enabled {
 		ac.Clock, ac.Logger = s.cfg.Clock, s.log.With("component", "accesslog")
@@ -79,6 +83,21 @@ func (s *Server) startOps() error {
 		s.ops.access = l
 	}
 	return nil
+}
+
+// distroStats reads the AP protocol's counters for the metrics endpoint
+// (cluster mode only: a standalone node has no such series).
+func (s *Server) distroStats() metrics.DistroStats {
+	st := s.distro.Stats()
+	out := metrics.DistroStats{SyncSent: st.SyncSent.Load(), SyncFailed: st.SyncFailed.Load(), SyncKeys: st.SyncKeys.Load(),
+		VerifySent: st.VerifySent.Load(), VerifyReceived: st.VerifyReceived.Load(), ChecksumMismatches: st.ChecksumMismatches.Load(),
+		KeysFetched: st.KeysFetched.Load(), KeysRemoved: st.KeysRemoved.Load(), DatumsReceived: st.DatumsReceived.Load(),
+		StatusSent: st.StatusSent.Load(), StatusReceived: st.StatusReceived.Load(), Health: st.Statuses.Load(),
+		Pending: s.distro.Pending(), Members: map[string]int{}}
+	for _, m := range s.members.Members() {
+		out.Members[m.State]++
+	}
+	return out
 }
 
 // observed feeds one finished request to the metrics and the access log.

@@ -102,12 +102,27 @@ var (
 	dRaftContact  = prometheus.NewDesc("nacosd_raft_last_contact_seconds", "Seconds since a follower last heard from the leader (0 on the leader).", nil, nil)
 )
 
+var (
+	dDistroSync     = prometheus.NewDesc("nacosd_distro_syncs_total", "Distro datum syncs sent to other members, by outcome.", []string{"outcome"}, nil)
+	dDistroSyncKeys = prometheus.NewDesc("nacosd_distro_synced_lists_total", "Instance lists carried by successful Distro syncs.", nil, nil)
+	dDistroVerify   = prometheus.NewDesc("nacosd_distro_checksum_rounds_total", "Distro checksum rounds, sent to members and received from them.", []string{"direction"}, nil)
+	dDistroMismatch = prometheus.NewDesc("nacosd_distro_checksum_mismatches_total", "Instance lists a received checksum round found different or missing here.", nil, nil)
+	dDistroFetched  = prometheus.NewDesc("nacosd_distro_lists_fetched_total", "Instance lists fetched from their owner after a checksum mismatch.", nil, nil)
+	dDistroRemoved  = prometheus.NewDesc("nacosd_distro_lists_removed_total", "Instance lists dropped because their owner no longer has them.", nil, nil)
+	dDistroReceived = prometheus.NewDesc("nacosd_distro_lists_received_total", "Instance lists received by Distro syncs.", nil, nil)
+	dDistroStatus   = prometheus.NewDesc("nacosd_distro_status_rounds_total", "Service status sync rounds, sent and received.", []string{"direction"}, nil)
+	dDistroHealth   = prometheus.NewDesc("nacosd_distro_health_fetches_total", "Services whose instance health was fetched from their owner.", nil, nil)
+	dDistroPending  = prometheus.NewDesc("nacosd_distro_pending_lists", "Instance lists waiting to be synced to members.", nil, nil)
+	dMembers        = prometheus.NewDesc("nacosd_cluster_members", "Cluster members by state, as this node sees them.", []string{"state"}, nil)
+)
+
 var raftStates = []string{"Leader", "Follower", "Candidate", "Shutdown"}
 
 func (c *nacosdCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dPushTotal, dPushAcked, dPushFailed, dPushPending, dPushSends, dHolders, dWakeups,
 		dConfigItems, dServices, dInstances, dBeats, dBeatsUnknown, dProbes, dRaftState, dRaftTerm, dRaftLast, dRaftCommit,
-		dRaftApplied, dRaftLag, dRaftPeers, dRaftContact} {
+		dRaftApplied, dRaftLag, dRaftPeers, dRaftContact, dDistroSync, dDistroSyncKeys, dDistroVerify, dDistroMismatch,
+		dDistroFetched, dDistroRemoved, dDistroReceived, dDistroStatus, dDistroHealth, dDistroPending, dMembers} {
 		ch <- d
 	}
 }
@@ -145,6 +160,25 @@ func (c *nacosdCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(dBeatsUnknown, st.BeatsUnknown)
 		counter(dProbes, st.TCPProbes, "tcp")
 		counter(dProbes, st.HTTPProbes, "http")
+	}
+	if s.Distro != nil {
+		d := s.Distro()
+		counter(dDistroSync, d.SyncSent, "success")
+		counter(dDistroSync, d.SyncFailed, "failure")
+		counter(dDistroSyncKeys, d.SyncKeys)
+		counter(dDistroVerify, d.VerifySent, "sent")
+		counter(dDistroVerify, d.VerifyReceived, "received")
+		counter(dDistroMismatch, d.ChecksumMismatches)
+		counter(dDistroFetched, d.KeysFetched)
+		counter(dDistroRemoved, d.KeysRemoved)
+		counter(dDistroReceived, d.DatumsReceived)
+		counter(dDistroStatus, d.StatusSent, "sent")
+		counter(dDistroStatus, d.StatusReceived, "received")
+		counter(dDistroHealth, d.Health)
+		gauge(dDistroPending, float64(d.Pending))
+		for _, st := range []string{"UP", "SUSPICIOUS", "DOWN"} {
+			gauge(dMembers, float64(d.Members[st]), st)
+		}
 	}
 	if s.Raft != nil {
 		collectRaft(s.Raft(), gauge)

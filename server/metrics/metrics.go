@@ -34,6 +34,22 @@ type Sources struct {
 	Config func() config.Stats
 	// Raft is raftstore.Store.Stats.
 	Raft func() map[string]string
+	// Distro is the AP protocol's counters and the member states (cluster
+	// mode; nil in standalone mode).
+	Distro func() DistroStats
+}
+
+// DistroStats are the Distro and membership figures of a cluster node.
+type DistroStats struct {
+	SyncSent, SyncFailed, SyncKeys     int64 // datum syncs (PUT /distro/datum) and the lists they carried
+	VerifySent, VerifyReceived         int64 // checksum rounds sent and received
+	ChecksumMismatches                 int64 // lists found different or missing by a checksum round
+	KeysFetched, KeysRemoved           int64 // lists fetched from, and dropped after, their owner
+	DatumsReceived                     int64 // lists received by sync
+	StatusSent, StatusReceived, Health int64 // service status sync rounds, and services whose health was fetched
+	Pending                            int   // lists waiting to be synced
+	// Members counts the members by state (UP, SUSPICIOUS, DOWN).
+	Members map[string]int
 }
 
 // Config configures the registry.
