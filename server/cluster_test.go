@@ -3,7 +3,9 @@ package server_test
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +205,40 @@ func TestClusterMetrics(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestClusterPushAcrossNodes: a UDP subscriber of one node is pushed a
+// change registered on another.
+func TestClusterPushAcrossNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	u := &udpClient{conn}
+	port := strconv.Itoa(conn.LocalAddr().(*net.UDPAddr).Port)
+	r := nodes[2].Do("GET", "/nacos/v1/ns/instance/list", url.Values{"serviceName": {"DEFAULT_GROUP@@xpush"}, "udpPort": {port},
+		"clientIP": {"127.0.0.1"}}, nil, map[string]string{"User-Agent": javaUA})
+	if !strings.Contains(r.Body, `"cacheMillis":10000`) {
+		t.Fatalf("subscriber not registered: %s", r.Body)
+	}
+	start := time.Now()
+	if r := register(t, nodes[0], "xpush", "10.3.0.1", 80, true); r.Body != "ok" {
+		t.Fatal(r.Body)
+	}
+	for {
+		p, err := u.read(t, 5*time.Second)
+		if err != nil {
+			t.Fatalf("no push on the other node: %v", err)
+		}
+		u.ack(t, p)
+		if strings.Contains(p.Data, `"ip":"10.3.0.1"`) {
+			t.Logf("push on another node %v after the register", time.Since(start))
+			return
+		}
+	}
 }
