@@ -18,6 +18,7 @@ require (
 	github.com/prometheus/common v0.66.1
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/valyala/fasthttp v1.51.0
+	github.com/valyala/fastjson v1.6.10
 	go.etcd.io/bbolt v1.3.5
 	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.58.0

@@ -5,10 +5,13 @@ import (
 	"crypto/md5"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/valyala/fastjson"
 )
 
 // Distro key prefixes (naming/consistency/KeyBuilder.java, naming-v1.md §2.1).
@@ -208,6 +211,29 @@ type wireDatum struct {
 // defaults for absent ones (weight 1.0, healthy, enabled and ephemeral
 // true, lastBeat 0). A datum without a value has no instances.
 func ParseDatums(body []byte) (map[string]Datum, error) {
+	var p DatumParser
+	return p.Parse(body)
+}
+
+// DatumParser parses Distro payloads like ParseDatums, reusing its parse
+// buffers from one payload to the next (a sync carries every instance of
+// every changed service, many times a second under load). Safe for
+// concurrent use; the zero value is ready.
+type DatumParser struct{ pool fastjson.ParserPool }
+
+// Parse is ParseDatums.
+func (dp *DatumParser) Parse(body []byte) (map[string]Datum, error) {
+	p := dp.pool.Get()
+	m, err := parseDatumsFast(p, body)
+	dp.pool.Put(p)
+	if err == nil {
+		return m, nil
+	}
+	return parseDatumsLenient(body)
+}
+
+// parseDatumsLenient is the encoding/json path: every Jackson coercion.
+func parseDatumsLenient(body []byte) (map[string]Datum, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var raw map[string]*wireDatum
@@ -236,6 +262,129 @@ func ParseDatums(body []byte) (map[string]Datum, error) {
 		out[k] = d
 	}
 	return out, nil
+}
+
+// parseDatumsFast reads the payload as Java nodes write it (string metadata
+// values, plain numbers) in one pass without reflection — a sync carries
+// every instance of every changed service, many times a second under load;
+// anything else is left to the lenient decoder.
+func parseDatumsFast(p *fastjson.Parser, body []byte) (map[string]Datum, error) {
+	v, err := p.ParseBytes(body)
+	if err != nil {
+		return nil, err
+	}
+	top, err := v.Object()
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]Datum, top.Len())
+	var ferr error
+	top.Visit(func(k []byte, dv *fastjson.Value) {
+		if ferr != nil {
+			return
+		}
+		key := string(k)
+		if dv.Type() == fastjson.TypeNull {
+			out[key] = Datum{Key: key}
+			return
+		}
+		d := Datum{Key: string(dv.GetStringBytes("key")), Timestamp: dv.GetInt64("timestamp")}
+		if list := dv.GetArray("value", "instanceList"); list != nil {
+			d.Instances = make([]DistroInstance, 0, len(list))
+			for _, iv := range list {
+				in, err := fastInstance(iv)
+				if err != nil {
+					ferr = err
+					return
+				}
+				d.Instances = append(d.Instances, in)
+			}
+		}
+		out[key] = d
+	})
+	return out, ferr
+}
+
+var errSlowPath = errors.New("distro datum: needs the lenient decoder")
+
+func fastInstance(v *fastjson.Value) (DistroInstance, error) {
+	if v.Type() != fastjson.TypeObject {
+		return DistroInstance{}, errSlowPath
+	}
+	in := DistroInstance{Weight: 1, Healthy: true, Enabled: true, Ephemeral: true}
+	str := func(name string, dst *string) error {
+		f := v.Get(name)
+		switch {
+		case f == nil || f.Type() == fastjson.TypeNull:
+		case f.Type() == fastjson.TypeString:
+			*dst = string(f.GetStringBytes())
+		default:
+			return errSlowPath
+		}
+		return nil
+	}
+	boolean := func(name string, dst *bool) error {
+		f := v.Get(name)
+		switch {
+		case f == nil || f.Type() == fastjson.TypeNull:
+		case f.Type() == fastjson.TypeTrue:
+			*dst = true
+		case f.Type() == fastjson.TypeFalse:
+			*dst = false
+		default:
+			return errSlowPath
+		}
+		return nil
+	}
+	for _, e := range []error{str("instanceId", &in.InstanceID), str("ip", &in.IP), str("clusterName", &in.ClusterName),
+		str("serviceName", &in.ServiceName), str("app", &in.App), str("tenant", &in.Tenant),
+		boolean("healthy", &in.Healthy), boolean("enabled", &in.Enabled), boolean("ephemeral", &in.Ephemeral), boolean("marked", &in.Marked)} {
+		if e != nil {
+			return in, e
+		}
+	}
+	if f := v.Get("port"); f != nil && f.Type() != fastjson.TypeNull {
+		n, err := f.Int()
+		if err != nil {
+			return in, errSlowPath
+		}
+		in.Port = n
+	}
+	if f := v.Get("weight"); f != nil && f.Type() != fastjson.TypeNull {
+		w, err := f.Float64()
+		if err != nil {
+			return in, errSlowPath
+		}
+		in.Weight = w
+	}
+	if f := v.Get("lastBeat"); f != nil && f.Type() != fastjson.TypeNull {
+		n, err := f.Int64()
+		if err != nil {
+			return in, errSlowPath
+		}
+		in.LastBeat = n
+	}
+	if f := v.Get("metadata"); f != nil && f.Type() != fastjson.TypeNull {
+		o, err := f.Object()
+		if err != nil {
+			return in, errSlowPath
+		}
+		in.Metadata = make(map[string]string, o.Len())
+		var merr error
+		o.Visit(func(k []byte, mv *fastjson.Value) {
+			switch mv.Type() {
+			case fastjson.TypeString:
+				in.Metadata[string(k)] = string(mv.GetStringBytes())
+			case fastjson.TypeNull:
+			default:
+				merr = errSlowPath
+			}
+		})
+		if merr != nil {
+			return in, merr
+		}
+	}
+	return in, nil
 }
 
 func (wi wireInstance) instance() (DistroInstance, error) {
@@ -306,38 +455,47 @@ func (wi wireInstance) instance() (DistroInstance, error) {
 // ip:port_weight_healthy_enabled_cluster_<sorted key:value, metadata> and a
 // comma, MD5 in lower-case hex.
 func InstancesChecksum(list []DistroInstance) string {
-	sorted := append([]DistroInstance(nil), list...)
-	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].JavaString() < sorted[j].JavaString() })
-	var b strings.Builder
-	for _, in := range sorted {
-		b.WriteString(in.IP)
-		b.WriteByte(':')
-		b.WriteString(strconv.Itoa(in.Port))
-		b.WriteByte('_')
-		b.WriteString(FormatJavaDouble(in.Weight))
-		b.WriteByte('_')
-		b.WriteString(strconv.FormatBool(in.Healthy))
-		b.WriteByte('_')
-		b.WriteString(strconv.FormatBool(in.Enabled))
-		b.WriteByte('_')
-		b.WriteString(in.ClusterName)
-		b.WriteByte('_')
+	type entry struct {
+		key string
+		in  *DistroInstance
+	}
+	sorted := make([]entry, len(list))
+	for i := range list {
+		sorted[i] = entry{list[i].JavaString(), &list[i]}
+	}
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].key < sorted[j].key })
+	b := make([]byte, 0, 96*len(list))
+	var keys []string
+	for _, e := range sorted {
+		in := e.in
+		b = append(b, in.IP...)
+		b = append(b, ':')
+		b = strconv.AppendInt(b, int64(in.Port), 10)
+		b = append(b, '_')
+		b = AppendJavaDouble(b, in.Weight)
+		b = append(b, '_')
+		b = strconv.AppendBool(b, in.Healthy)
+		b = append(b, '_')
+		b = strconv.AppendBool(b, in.Enabled)
+		b = append(b, '_')
+		b = append(b, in.ClusterName...)
+		b = append(b, '_')
 		if len(in.Metadata) > 0 {
-			keys := make([]string, 0, len(in.Metadata))
+			keys = keys[:0]
 			for k := range in.Metadata {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				b.WriteString(k)
-				b.WriteByte(':')
-				b.WriteString(in.Metadata[k])
-				b.WriteByte(',')
+				b = append(b, k...)
+				b = append(b, ':')
+				b = append(b, in.Metadata[k]...)
+				b = append(b, ',')
 			}
 		}
-		b.WriteByte(',')
+		b = append(b, ',')
 	}
-	sum := md5.Sum([]byte(b.String()))
+	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:])
 }
 

@@ -120,3 +120,39 @@ func TestMemberReportAsJava(t *testing.T) {
 		t.Errorf("report answer %s", e.RespBody)
 	}
 }
+
+// TestParseDatumsLenient: values Java nodes never write but Jackson reads
+// (numbers as metadata values, a numeric string port) take the lenient path.
+func TestParseDatumsLenient(t *testing.T) {
+	t.Parallel()
+	m, err := ParseDatums([]byte(`{"k":{"key":"k","value":{"instanceList":[{"ip":"1.1.1.1","port":"80","metadata":{"a":1,"b":true}}]},"timestamp":1}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := m["k"].Instances[0]
+	if in.Port != 80 || in.Metadata["a"] != "1" || in.Metadata["b"] != "true" || !in.Healthy || in.Weight != 1 {
+		t.Fatalf("%+v", in)
+	}
+}
+
+func BenchmarkParseDatums(b *testing.B) {
+	var ds []Datum
+	for s := range 20 {
+		d := Datum{Key: EphemeralKey("public", "DEFAULT_GROUP@@svc"+string(rune('a'+s))), Timestamp: 1}
+		for i := range 100 {
+			d.Instances = append(d.Instances, DistroInstance{InstanceID: "x", IP: "10.0.0." + string(rune('0'+i%10)), Port: 8080 + i,
+				Weight: 1, Healthy: true, Enabled: true, Ephemeral: true, ClusterName: "DEFAULT", ServiceName: "DEFAULT_GROUP@@svc",
+				Metadata: map[string]string{"version": "1.0"}, LastBeat: 1700000000000, App: "DEFAULT"})
+		}
+		ds = append(ds, d)
+	}
+	body := DatumsJSON(ds, DatumBatchCapacity)
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	var p DatumParser
+	for b.Loop() {
+		if _, err := p.Parse(body); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -40,6 +40,10 @@ type Store interface {
 	Keys() []string
 	// Datum returns a key's current list; ok is false when it is not held.
 	Datum(key string) (compat.Datum, bool)
+	// Checksum returns the Instances checksum of a key's list
+	// (compat.InstancesChecksum of Datum's instances, cached by the store);
+	// ok is false when it is not held.
+	Checksum(key string) (string, bool)
 	// Apply replaces a key's list with one its owner sent, creating the
 	// service when needed (an invalid name is an error).
 	Apply(key string, instances []compat.DistroInstance) error
@@ -101,9 +105,11 @@ type Config struct {
 	// joins a batch (Java: taskDispatchPeriod/2 = 1 s; nacosd 100 ms).
 	SyncDelay time.Duration
 	// BatchDelay is how long a batch to one member collects keys before it
-	// is sent (Java: 1 s; nacosd 100 ms); BatchKeys sends it at once when
+	// is sent (Java: 1 s; nacosd 100 ms, growing with the size of the last
+	// batch to that member up to MaxBatchDelay, so that a burst of changes
+	// is shipped in fewer, larger syncs); BatchKeys sends it at once when
 	// it holds that many (batchSyncKeyCount, 1000).
-	BatchDelay time.Duration
+	BatchDelay, MaxBatchDelay time.Duration
 	BatchKeys  int
 	// RetryDelay re-queues the keys of a failed sync (syncRetryDelay 5 s).
 	RetryDelay time.Duration
@@ -135,6 +141,7 @@ func (c Config) withDefaults() Config {
 	}
 	def(&c.SyncDelay, 100*time.Millisecond)
 	def(&c.BatchDelay, 100*time.Millisecond)
+	def(&c.MaxBatchDelay, time.Second)
 	def(&c.RetryDelay, 5*time.Second)
 	def(&c.VerifyInterval, 5*time.Second)
 	def(&c.StatusInterval, 5*time.Second)
@@ -167,10 +174,12 @@ type Distro struct {
 	pending  map[string]map[string]time.Time // target → key → due
 	batches  map[string]*batch               // target → collecting batch
 	sending  map[string]bool                 // target → a sync in flight
+	lastSize map[string]int                  // target → instances its last sync carried
 	verifies map[string]bool                 // source → checksums being processed
 
 	initialized atomic.Bool
 	stats       Stats
+	parser      compat.DatumParser
 
 	tasks  *clock.Schedules
 	ctx    context.Context
@@ -201,7 +210,7 @@ func New(cfg Config) (*Distro, error) {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), pending: map[string]map[string]time.Time{},
-		batches: map[string]*batch{}, sending: map[string]bool{}, verifies: map[string]bool{},
+		batches: map[string]*batch{}, sending: map[string]bool{}, lastSize: map[string]int{}, verifies: map[string]bool{},
 		tasks: clock.NewSchedules(cfg.Clock), ctx: ctx, cancel: cancel}
 	d.MembersChanged()
 	return d, nil

@@ -48,6 +48,13 @@ func (f *fakeStore) Datum(key string) (compat.Datum, bool) {
 	return compat.Datum{Key: key, Instances: l, Timestamp: 1}, ok
 }
 
+func (f *fakeStore) Checksum(key string) (string, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	l, ok := f.data[key]
+	return compat.InstancesChecksum(l), ok
+}
+
 func (f *fakeStore) Apply(key string, list []compat.DistroInstance) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

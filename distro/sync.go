@@ -78,7 +78,7 @@ func (d *Distro) tick() {
 		if d.sending[target] {
 			continue
 		}
-		if len(b.keys) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.cfg.BatchDelay)) {
+		if len(b.keys) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.batchDelay(target))) {
 			ready = append(ready, target)
 		}
 	}
@@ -113,6 +113,14 @@ func (d *Distro) tick() {
 	}
 }
 
+// batchDelay is the collecting time of the next batch to target: the base
+// delay, plus 100 ms per 2 000 instances the last batch carried, at most
+// MaxBatchDelay (caller holds d.mu).
+func (d *Distro) batchDelay(target string) time.Duration {
+	delay := d.cfg.BatchDelay + time.Duration(d.lastSize[target]/2000)*100*time.Millisecond
+	return min(delay, max(d.cfg.MaxBatchDelay, d.cfg.BatchDelay))
+}
+
 // sync sends the current lists of keys to target (DistroHttpAgent.syncData
 // → PUT /v1/ns/distro/datum). Keys no longer held are skipped; a member
 // that left is skipped (counted as done); a failure re-queues every key
@@ -122,11 +130,16 @@ func (d *Distro) sync(target string, keys []string) {
 		return
 	}
 	datums := make([]compat.Datum, 0, len(keys))
+	size := 0
 	for _, k := range keys {
 		if dt, ok := d.cfg.Store.Datum(k); ok {
 			datums = append(datums, dt)
+			size += len(dt.Instances)
 		}
 	}
+	d.mu.Lock()
+	d.lastSize[target] = size
+	d.mu.Unlock()
 	if len(datums) == 0 {
 		return
 	}

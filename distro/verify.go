@@ -25,8 +25,8 @@ func (d *Distro) verifyRound() {
 		if !d.Responsible(keyService(k)) {
 			continue
 		}
-		if dt, ok := d.cfg.Store.Datum(k); ok {
-			sums[k] = compat.InstancesChecksum(dt.Instances)
+		if sum, ok := d.cfg.Store.Checksum(k); ok {
+			sums[k] = sum
 		}
 	}
 	if len(sums) == 0 {
@@ -86,8 +86,7 @@ func (d *Distro) processChecksums(ctx context.Context, source string, sums map[s
 			d.log.Warn("distro: received the checksum of a key this node owns; round aborted", "key", k, "source", source)
 			return
 		}
-		dt, ok := d.cfg.Store.Datum(k)
-		if !ok || compat.InstancesChecksum(dt.Instances) != sum {
+		if local, ok := d.cfg.Store.Checksum(k); !ok || local != sum {
 			update = append(update, k)
 		}
 	}
@@ -122,7 +121,7 @@ func (d *Distro) processChecksums(ctx context.Context, source string, sums map[s
 // applyPayload applies a datum map (a verify fetch or the start-up load);
 // keys that are not ephemeral instance lists are ignored.
 func (d *Distro) applyPayload(body []byte) (int, error) {
-	datums, err := compat.ParseDatums(body)
+	datums, err := d.parser.Parse(body)
 	if err != nil {
 		return 0, err
 	}
@@ -156,7 +155,7 @@ func sortedKeys(m map[string]compat.Datum) []string {
 // whose service name is invalid fails the request after the others were
 // applied, as Java's loop stops at the exception.
 func (d *Distro) OnDatums(body []byte) error {
-	datums, err := compat.ParseDatums(body)
+	datums, err := d.parser.Parse(body)
 	if err != nil {
 		return err
 	}

@@ -279,6 +279,14 @@ func (d *distroStore) Datum(key string) (compat.Datum, bool) {
 	return d.reg.EphemeralDatum(ns, svc)
 }
 
+func (d *distroStore) Checksum(key string) (string, bool) {
+	ns, svc, ok := compat.ParseEphemeralKey(key)
+	if !ok {
+		return "", false
+	}
+	return d.reg.EphemeralChecksum(ns, svc)
+}
+
 func (d *distroStore) Apply(key string, list []compat.DistroInstance) error {
 	ns, svc, ok := compat.ParseEphemeralKey(key)
 	if !ok {

@@ -91,6 +91,7 @@ type member struct {
 	ext     map[string]any
 	kind    Kind   // what the member is, once it reported or answered a report
 	raft    string // its raft address, for nacosd members
+	heard   bool   // a report to or from it has had an outcome
 }
 
 // Kind is what a member runs.
@@ -330,7 +331,11 @@ func (m *Manager) notify() {
 	m.mu.Lock()
 	m.healthy = m.healthy[:0:0]
 	for a, mem := range m.members {
-		if mem.state == compat.MemberUp || mem.state == compat.MemberSuspicious {
+		// a member not heard from yet stays in the list, as every member is
+		// in DistroMapper's first list: otherwise the first reports that
+		// arrive would give the members different lists, and different
+		// owners, until every pair has talked
+		if mem.state == compat.MemberUp || mem.state == compat.MemberSuspicious || !mem.heard {
 			m.healthy = append(m.healthy, a)
 		}
 	}

@@ -131,11 +131,11 @@ func (m *Manager) onSuccess(addr string) {
 		m.mu.Unlock()
 		return
 	}
-	old := mem.state
+	old, heard := mem.state, mem.heard
 	m.upSet[addr] = true
-	mem.state, mem.failCnt = compat.MemberUp, 0
+	mem.state, mem.failCnt, mem.heard = compat.MemberUp, 0, true
 	m.mu.Unlock()
-	if old != compat.MemberUp {
+	if old != compat.MemberUp || !heard {
 		m.log.Info("cluster: member state", "member", addr, "state", compat.MemberUp, "was", old)
 		m.notify()
 	}
@@ -150,16 +150,17 @@ func (m *Manager) onFail(addr string, connRefused bool) {
 		m.mu.Unlock()
 		return
 	}
-	old := mem.state
+	old, heard := mem.state, mem.heard
 	delete(m.upSet, addr)
 	mem.state = compat.MemberSuspicious
 	mem.failCnt++
+	mem.heard = true
 	if mem.failCnt > m.cfg.MaxFailAccess || connRefused {
 		mem.state = compat.MemberDown
 	}
 	state := mem.state
 	m.mu.Unlock()
-	if old != state {
+	if old != state || !heard {
 		m.log.Info("cluster: member state", "member", addr, "state", state, "was", old)
 		m.notify()
 	}
@@ -184,7 +185,8 @@ func (m *Manager) Update(r compat.ReportedMember) bool {
 	for k, v := range r.ExtendInfo {
 		ext[k] = v
 	}
-	changed := basicInfoChanged(mem, r, ext)
+	changed := basicInfoChanged(mem, r, ext) || !mem.heard
+	mem.heard = true
 	ext["lastRefreshTime"] = m.cfg.Clock.Now().UnixMilli()
 	mem.ip, mem.port, mem.ext = r.IP, r.Port, ext
 	if r.State != "" {

@@ -3,6 +3,8 @@ package naming
 import (
 	"slices"
 	"testing"
+
+	"github.com/nacosd/nacosd/compat"
 )
 
 // TestDatumOrderAsJava registers rec.b's three instances in the order the
@@ -44,4 +46,25 @@ func TestServiceChecksumAsJava(t *testing.T) {
 	if got, _ := e.reg.StatusChecksum(DefaultNamespace, "DEFAULT_GROUP@@rec.p"); got != "b459d2c35308ea065ab27c3211cd95a5" {
 		t.Errorf("rec.p checksum %s, Java b459d2c35308ea065ab27c3211cd95a5", got)
 	}
+}
+
+// TestEphemeralChecksumCached: the cached checksum is the one of the datum,
+// and follows list and health changes.
+func TestEphemeralChecksumCached(t *testing.T) {
+	e := newEnv(t)
+	svc := "DEFAULT_GROUP@@sum"
+	check := func(when string) {
+		t.Helper()
+		d, _ := e.reg.EphemeralDatum(DefaultNamespace, svc)
+		got, ok := e.reg.EphemeralChecksum(DefaultNamespace, svc)
+		if want := compat.InstancesChecksum(d.Instances); !ok || got != want {
+			t.Fatalf("%s: cached %s, datum's %s", when, got, want)
+		}
+	}
+	e.register(svc, "10.0.0.1", 80, func(in *Instance) { in.Metadata = map[string]string{"b": "2", "a": "1"} })
+	check("one instance")
+	e.register(svc, "10.0.0.2", 80, nil)
+	check("two instances")
+	e.reg.ApplyHealth(DefaultNamespace, svc, map[string]bool{"10.0.0.1:80": true})
+	check("after a health change")
 }

@@ -76,6 +76,31 @@ func (r *Registry) EphemeralDatum(ns, grouped string) (d compat.Datum, ok bool) 
 	return d, true
 }
 
+// EphemeralChecksum is the Instances checksum (§2.6) of a service's
+// ephemeral list, what Distro's checksum rounds compare; it is cached until
+// the list or an instance's health changes. ok is false when the service
+// holds no datum.
+func (r *Registry) EphemeralChecksum(ns, grouped string) (string, bool) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return "", false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.datum {
+		return "", false
+	}
+	if s.datumSum == "" {
+		list := make([]compat.DistroInstance, 0, len(s.ephemeral))
+		for _, in := range s.ephemeral {
+			list = append(list, compat.DistroInstance{IP: in.IP, Port: in.Port, Weight: in.Weight, Healthy: in.Healthy,
+				Enabled: in.Enabled, ClusterName: in.ClusterName, Metadata: in.Metadata, Marked: in.Marked})
+		}
+		s.datumSum = compat.InstancesChecksum(list)
+	}
+	return s.datumSum, true
+}
+
 // datumPut records an ephemeral write of key in the datum order Java's
 // ServiceManager.updateIpAddresses gives the list: a HashMap keyed by datum
 // key, created with the old list's size and filled with the old list (in

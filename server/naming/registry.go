@@ -159,6 +159,7 @@ type Service struct {
 	finalizeCount int
 	datum         bool     // holds a Distro datum (an ephemeral list was written here or received)
 	datumOrder    []string // datum keys in the order Java's datum lists them (ephemeral.go)
+	datumSum      string   // Instances checksum of the ephemeral list; "" after a change
 	owned         bool     // this node was the service's owner at the last sweep
 }
 
@@ -349,6 +350,7 @@ func generateID(in *Instance, list map[string]*Instance) string {
 
 func (s *Service) touch(now int64) {
 	s.renders = nil
+	s.datumSum = ""
 	s.version++
 	s.lastModified = now
 	s.dirty = true

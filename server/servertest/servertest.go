@@ -5,6 +5,7 @@ package servertest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -197,4 +198,20 @@ func StartCluster(t testing.TB, cfgs []server.Config) []*Node {
 		}
 	})
 	return nodes
+}
+
+// WaitMembersUp waits until every node sees every node UP (the members have
+// reported to each other, so they agree on the owners of services).
+func WaitMembersUp(t testing.TB, nodes []*Node) {
+	t.Helper()
+	Eventually(t, 20*time.Second, func() error {
+		for _, n := range nodes {
+			for _, m := range n.Members() {
+				if m.State != "UP" {
+					return fmt.Errorf("%s sees %s %s", n.Self().Address(), m.Address(), m.State)
+				}
+			}
+		}
+		return nil
+	})
 }
