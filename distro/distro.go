@@ -110,7 +110,7 @@ type Config struct {
 	// is shipped in fewer, larger syncs); BatchKeys sends it at once when
 	// it holds that many (batchSyncKeyCount, 1000).
 	BatchDelay, MaxBatchDelay time.Duration
-	BatchKeys  int
+	BatchKeys                 int
 	// RetryDelay re-queues the keys of a failed sync (syncRetryDelay 5 s).
 	RetryDelay time.Duration
 	// VerifyInterval is the checksum round (verify_interval_ms, 5 s).
