@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -38,10 +39,22 @@ type CorpusRequest struct {
 	// hold or Poll has passed (a write becomes readable on Java only after
 	// its asynchronous dump; a real app waits the same way).
 	Poll time.Duration
+	// PollMatch, when set, resends the request to the reference until its
+	// answer equals nacosd's (as Compare compares) or PollMatch has
+	// passed: for reads after writes that Java applies asynchronously
+	// (persistent instances and service metadata go through its CP
+	// store's notifier), whose settled answer is what is compared.
+	PollMatch time.Duration
 	// Compare is what the differential check compares: "all" (default:
-	// status, client-read headers, body), "status" (status and content
-	// type only, for answers that carry machine state such as load
-	// figures) or "none".
+	// status, client-read headers, body), "keys" (as all, but JSON object
+	// keys in any order: Jackson writes getter-only properties in the
+	// JVM's declared-method order, which changes between JVM starts),
+	// "unordered" (as all, but JSON
+	// bodies compared with object keys and array elements in any order:
+	// for answers whose order follows Java's hash tables through a
+	// history nacosd does not replay), "status" (status and content type
+	// only, for answers that carry machine state such as load figures) or
+	// "none".
 	Compare string
 	// Upload, when set, sends Body as a zip file in a multipart form:
 	// {field, filename}; the body holds the zip entries as
@@ -51,8 +64,7 @@ type CorpusRequest struct {
 	File string
 }
 
-// ParseCorpus reads a corpus file (format described at the top of
-// corpus/naming.http).
+// ParseCorpus reads a corpus file (format in corpus/README.md).
 func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 	var out []CorpusRequest
 	var cur *CorpusRequest
@@ -94,9 +106,15 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
 			}
 			cur.Poll = time.Duration(ms) * time.Millisecond
+		case strings.HasPrefix(line, "# poll-match "):
+			ms, err := strconv.Atoi(strings.TrimSpace(line[len("# poll-match "):]))
+			if err != nil {
+				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
+			}
+			cur.PollMatch = time.Duration(ms) * time.Millisecond
 		case strings.HasPrefix(line, "# compare "):
 			cur.Compare = strings.TrimSpace(line[len("# compare "):])
-			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" {
+			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" && cur.Compare != "unordered" && cur.Compare != "keys" {
 				return nil, fmt.Errorf("conformance: corpus line %d: compare %q", n, cur.Compare)
 			}
 		case strings.HasPrefix(line, "# upload-zip "):
@@ -185,6 +203,9 @@ var normalisers = []struct {
 	{regexp.MustCompile(`"(checksum|md5)":\s*"[0-9a-f]*"`), `"$1":"<hash>"`},
 	{regexp.MustCompile(`"(id|nid|cfgId)":\s*("\d+"|\d+)`), `"$1":<id>`},
 	{regexp.MustCompile(`"(cpu|load|mem)":\s*[-0-9.E]+`), `"$1":<f>`},
+	// the old naming raft's peer timers and the health checker's
+	// normalised RT start random
+	{regexp.MustCompile(`"(leaderDueMs|heartbeatDueMs|checkRTNormalized)":\s*-?\d+`), `"$1":<n>`},
 	{regexp.MustCompile(`"accessToken":"[^"]*"`), `"accessToken":"<token>"`},
 	{regexp.MustCompile(`\b(20\d{12})\b`), `<yyyyMMddHHmmss>`},
 	{regexp.MustCompile(`\b1\d{12}\b`), `<ms>`},
@@ -339,17 +360,40 @@ func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	got := map[string]map[string]CorpusResponse{}
 	var mu sync.Mutex
+	// nacosd's answer to each request, for the reference's poll-match
+	nacosdDone := make([]chan CorpusResponse, len(reqs))
+	for i := range nacosdDone {
+		nacosdDone[i] = make(chan CorpusResponse, 1)
+	}
+	hasNacosd := false
+	for _, s := range servers {
+		hasNacosd = hasNacosd || s.Name == TargetNacosd
+	}
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, r := range reqs {
+			for i, r := range reqs {
 				start := time.Now()
 				resp := r.Send(s, run, client)
 				for r.Poll > 0 && r.meets(resp) != "" && time.Since(start) < r.Poll {
 					time.Sleep(20 * time.Millisecond)
 					resp = r.Send(s, run, client)
+				}
+				if s.Name == TargetNacosd {
+					nacosdDone[i] <- resp
+				} else if r.PollMatch > 0 && hasNacosd && s.Name == TargetReference {
+					var want CorpusResponse
+					select {
+					case want = <-nacosdDone[i]:
+						nacosdDone[i] <- want
+					case <-time.After(r.PollMatch + time.Minute):
+					}
+					for compareResponses(r.Compare, resp, want) != "" && time.Since(start) < r.PollMatch {
+						time.Sleep(20 * time.Millisecond)
+						resp = r.Send(s, run, client)
+					}
 				}
 				ms := time.Since(start).Milliseconds()
 				res := Result{Scenario: "corpus/" + r.Name, Target: s.Name, OK: true, Ms: ms,
@@ -390,21 +434,32 @@ func compareResponses(mode string, ref, n CorpusResponse) string {
 	}
 	switch {
 	case ref.Status != n.Status:
-		return fmt.Sprintf("status %d vs %d; bodies %q vs %q", ref.Status, n.Status, short(ref.Body), short(n.Body))
+		return fmt.Sprintf("status java %d, nacosd %d; bodies java %q, nacosd %q", ref.Status, n.Status, short(ref.Body), short(n.Body))
 	case ref.ContentType != n.ContentType:
-		return fmt.Sprintf("content-type %q vs %q", ref.ContentType, n.ContentType)
+		return fmt.Sprintf("content-type java %q, nacosd %q", ref.ContentType, n.ContentType)
 	case mode == "status":
 		return ""
 	}
 	for _, h := range ComparedHeaders {
 		if rv, nv := ref.Headers[h], n.Headers[h]; rv != nv {
-			return fmt.Sprintf("header %s %q vs %q", h, rv, nv)
+			return fmt.Sprintf("header %s java %q, nacosd %q", h, rv, nv)
 		}
 	}
-	if ref.Body != n.Body {
-		return "body " + bodyDiff(ref.Body, n.Body)
+	if ref.Body == n.Body {
+		return ""
 	}
-	return ""
+	if mode == "unordered" || mode == "keys" {
+		va, okA := decodeNumbers(ref.Body)
+		vb, okB := decodeNumbers(n.Body)
+		if okA && okB {
+			ca, cb := canonical(va, mode == "unordered"), canonical(vb, mode == "unordered")
+			if ca == cb {
+				return ""
+			}
+			return "body (" + mode + ", canonical) " + bodyDiff(ca, cb)
+		}
+	}
+	return "body " + bodyDiff(ref.Body, n.Body)
 }
 
 // bodyDiff shows both bodies from a little before their first difference.
@@ -415,9 +470,60 @@ func bodyDiff(a, b string) string {
 	}
 	from := max(0, i-40)
 	if from > 0 {
-		return fmt.Sprintf("…%q vs …%q (at byte %d)", short(a[from:]), short(b[from:]), i)
+		return fmt.Sprintf("java …%q, nacosd …%q (at byte %d)", short(a[from:]), short(b[from:]), i)
 	}
-	return fmt.Sprintf("%q vs %q", short(a), short(b))
+	return fmt.Sprintf("java %q, nacosd %q", short(a), short(b))
+}
+
+// sameJSON reports whether a and b are the same JSON value when object
+// keys, and with anyOrder array elements too, may come in any order.
+func sameJSON(a, b string, anyOrder bool) bool {
+	va, okA := decodeNumbers(a)
+	vb, okB := decodeNumbers(b)
+	return okA && okB && canonical(va, anyOrder) == canonical(vb, anyOrder)
+}
+
+// bareHolder is a normalisation placeholder standing where a JSON value
+// goes ("lastBeat":<ms>).
+var bareHolder = regexp.MustCompile(`([:\[,]\s*)(<[a-z-]+>)`)
+
+// decodeNumbers decodes s keeping each number's text (1.0 stays 1.0);
+// placeholders in value positions are read as strings.
+func decodeNumbers(s string) (any, bool) {
+	s = bareHolder.ReplaceAllString(s, `$1"$2"`)
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil || d.More() {
+		return nil, false
+	}
+	return v, true
+}
+
+// canonical renders v with object keys sorted (encoding/json does) and,
+// with anyOrder, array elements sorted by their own canonical form.
+func canonical(v any, anyOrder bool) string {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]json.RawMessage, len(t))
+		for k, e := range t {
+			m[k] = json.RawMessage(canonical(e, anyOrder))
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = canonical(e, anyOrder)
+		}
+		if anyOrder {
+			sort.Strings(parts)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	default:
+		b, _ := json.Marshal(t)
+		return string(b)
+	}
 }
 
 func short(s string) string {

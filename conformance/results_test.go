@@ -201,3 +201,28 @@ func TestRunCorpusDifferential(t *testing.T) {
 		})
 	}
 }
+
+func TestSameJSONKeys(t *testing.T) {
+	if !sameJSON(`{"a":1,"b":[1,2]}`, `{"b":[1,2],"a":1}`, false) || sameJSON(`{"b":[1,2]}`, `{"b":[2,1]}`, false) {
+		t.Fatal("keys mode: key order ignored, array order kept")
+	}
+}
+
+func TestSameUnordered(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{`{"a":1,"b":[1,2]}`, `{"b":[2,1],"a":1}`, true},
+		{`{"w":1.0}`, `{"w":1}`, false},
+		{`[{"x":1},{"y":2}]`, `[{"y":2},{"x":1}]`, true},
+		{`[1,1,2]`, `[1,2,2]`, false},
+		{`{"a":1}`, `{"a":1,"b":null}`, false},
+		{`not json`, `not json`, false},
+		{`{"t":<ms>,"a":[<n>,2]}`, `{"a":[2,<n>],"t":<ms>}`, true},
+	} {
+		if got := sameJSON(c.a, c.b, true); got != c.want {
+			t.Errorf("sameJSON(%s, %s, true) = %v", c.a, c.b, got)
+		}
+	}
+}

@@ -35,7 +35,7 @@ func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
 		{fiber.MethodGet, "/v1/cs/communication/configWatchers", h.configWatchers},
 		{fiber.MethodGet, "/v1/cs/communication/watcherConfigs", h.watcherConfigs},
 		{fiber.MethodPost, "/v1/cs/ops/localCache", h.text200},
-		{fiber.MethodPut, "/v1/cs/ops/log", h.text200},
+		{fiber.MethodPut, "/v1/cs/ops/log", opsLog("200")},
 		{fiber.MethodGet, "/v1/cs/health", h.health},
 		{fiber.MethodGet, "/v1/cs/ops/derby", h.derby},
 	}
@@ -474,7 +474,25 @@ func (h *configHandlers) stopBeta(c *fiber.Ctx, p Params) error {
 
 // dataChange is the inter-node notify; with raft every node's cache follows
 // the log, so it only acknowledges.
-func (h *configHandlers) dataChange(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("true")) }
+// dataChange is GET /v1/cs/communication/dataChange, the notification a
+// Java node sends its peers after a write (dataId and group are required
+// @RequestParams). nacosd nodes share configs through raft, so there is
+// nothing to re-read: the answer is Java's true.
+func (h *configHandlers) dataChange(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	if _, err := p.SpringRequired("dataId"); err != nil {
+		return err
+	}
+	if _, err := p.SpringRequired("group"); err != nil {
+		return err
+	}
+	if lm := c.Get("lastModified"); lm != "" { // Long.parseLong of the header
+		if _, err := strconv.ParseInt(lm, 10, 64); err != nil {
+			return compat.IllegalArgument(`For input string: "` + lm + `"`)
+		}
+	}
+	return sendCfgJSON(c, []byte("true"))
+}
 
 // String results go through StringHttpMessageConverter: text/plain.
 func (h *configHandlers) text200(c *fiber.Ctx) error { return SendText(c, "200") }

@@ -158,7 +158,7 @@ func TestConfigBadInput(t *testing.T) {
 		{"long desc", "POST", "/nacos/v1/cs/configs", url.Values{"dataId": {"a"}, "group": {"G"}, "content": {"c"}, "desc": {strings.Repeat("d", 129)}}, 500, "caused: too long desc, over 128;"},
 		{"blank probe", "POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {" "}}, 400, "caused: invalid probeModify;"},
 		{"bad probe", "POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {"a\x01"}}, 400, "caused: invalid probeModify;"},
-		{"bad escape", "POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {"a%zz"}}, 400, `caused: URLDecoder: Illegal hex characters in escape (%) pattern - For input string: "zz";`},
+		{"bad escape", "POST", "/nacos/v1/cs/configs/listener", url.Values{"Listening-Configs": {"a%zz"}}, 400, `caused: URLDecoder: Illegal hex characters in escape (%) pattern - Error at index 0 in: "zz";`},
 		{"page zero", "GET", "/nacos/v1/cs/configs?search=accurate&dataId=x&group=y&pageNo=0&pageSize=10", nil, 500, "caused: serialize page error, dataId=x, group=y;caused: pageNo and pageSize must be greater than zero;"},
 		{"missing pageNo", "GET", "/nacos/v1/cs/configs?search=blur&dataId=&group=&pageSize=10", nil, 500, "caused: Required request parameter 'pageNo' for method parameter type int is not present;"},
 	}

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -112,11 +111,7 @@ func (h *namingHandlers) serviceForm(p Params, create bool) (naming.ServiceForm,
 			return f, err
 		}
 	}
-	sel := p.Optional("selector", "")
-	if dec, err := url.QueryUnescape(sel); err == nil {
-		sel = dec
-	}
-	if f.Selector, err = naming.ParseSelector(sel); err != nil {
+	if f.Selector, err = naming.ParseSelector(p.Optional("selector", "")); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -216,9 +211,11 @@ func (h *namingHandlers) subscribers(c *fiber.Ctx) error {
 
 func (h *namingHandlers) catalogService(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	svc, err := springService(p)
-	if err != nil {
-		return err
+	svc, ok := groupedServiceName(p)
+	if !ok {
+		// serviceName is a plain method argument there: null reaches
+		// ConcurrentSkipListMap.get, whose NullPointerException has no message
+		return compat.ServerError("")
 	}
 	body, err := h.Registry.CatalogService(springNamespace(p), svc)
 	if err != nil {
@@ -439,15 +436,4 @@ func (h *namingHandlers) distroStatus(c *fiber.Ctx) error {
 		return SendJSON(c, []byte("{}"))
 	}
 	return SendJSON(c, h.membersJSON("status", false))
-}
-
-func (h *namingHandlers) putLog(c *fiber.Ctx) error {
-	p := ParamsOf(c)
-	if _, err := p.SpringRequired("logName"); err != nil {
-		return err
-	}
-	if _, err := p.SpringRequired("logLevel"); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
 }

@@ -42,7 +42,7 @@ func (r *Registry) rebuild() {
 	r.switches.Store(&live)
 	seen := map[string]bool{}
 	r.cfg.Store.Scan(BucketMeta, "", func(key string, rec raftstore.Record) bool {
-		r.applyMeta(key, rec.Value)
+		r.applyMeta(key, rec.Value, true)
 		seen[key] = true
 		return true
 	})
@@ -78,7 +78,7 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 		switch op.Bucket {
 		case BucketMeta:
 			if op.Kind == raftstore.OpPut {
-				r.applyMeta(op.Key, op.Value)
+				r.applyMeta(op.Key, op.Value, false)
 			} else {
 				ns, name := SplitServiceKey(op.Key)
 				if s := r.service(ns, name); s != nil {
@@ -117,7 +117,9 @@ func (r *Registry) applySwitches(live *Switches, value []byte) {
 	live.UpdateFrom(sw)
 }
 
-func (r *Registry) applyMeta(key string, value []byte) {
+// applyMeta applies a service's CP record; rebuilt says it is read back at
+// start or after a restore (Java deserialises every persisted service then).
+func (r *Registry) applyMeta(key string, value []byte, rebuilt bool) {
 	var meta ServiceMeta
 	if err := decodeRecord(value, &meta); err != nil {
 		r.log.Error("bad service meta record", "key", key, "err", err)
@@ -134,12 +136,14 @@ func (r *Registry) applyMeta(key string, value []byte) {
 	r.mu.Lock()
 	m := r.namespaces[ns]
 	if m == nil {
-		m = map[string]*Service{}
-		r.namespaces[ns] = m
+		m = r.newNamespaceLocked(ns)
 	}
 	s := m[name]
 	if s == nil {
+		// Java puts the deserialised Service itself in its map: its
+		// clusterMap is the LinkedHashMap Jackson built
 		s = newService(meta, r.nowMillis())
+		s.linked = rebuilt || meta.Linked
 		m[name] = s
 	}
 	r.mu.Unlock()
@@ -174,8 +178,7 @@ func (r *Registry) applyPersistent(key string, value []byte) {
 		r.mu.Lock()
 		m := r.namespaces[ns]
 		if m == nil {
-			m = map[string]*Service{}
-			r.namespaces[ns] = m
+			m = r.newNamespaceLocked(ns)
 		}
 		if s = m[name]; s == nil {
 			s = newService(newServiceMeta(ns, name), r.nowMillis())
@@ -198,10 +201,13 @@ func (r *Registry) applyPersistent(key string, value []byte) {
 			in.checkOK, in.checkFail, in.mockValid = old.checkOK, old.checkFail, old.mockValid
 		}
 		if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
-			s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+			s.meta.addCluster(NewClusterMeta(in.ClusterName))
 		}
 		next[key] = in
 	}
+	// the writer's HashMap<datumKey, Instance>: new HashMap<>(old size),
+	// filled with the old list, then changed (see javaSetOrder)
+	s.persistentCap = compat.JavaHashCapacity(len(s.persistent), max(len(s.persistent), len(next)))
 	s.persistent = next
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
@@ -234,6 +240,7 @@ func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, muta
 		}
 		if !persisted {
 			if _, ok := r.cfg.Store.Get(BucketMeta, key); !ok {
+				meta.prepareWrite(s != nil && s.linkedClusters())
 				v, err := encodeRecord(meta)
 				if err != nil {
 					return err
@@ -295,6 +302,8 @@ func (r *Registry) createMeta(ctx context.Context, meta ServiceMeta) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
 	key := ServiceKey(meta.NamespaceID, meta.Name)
+	meta.Linked = true // POST /service: Java's map gets the deserialised copy
+	meta.prepareWrite(true)
 	v, err := encodeRecord(meta)
 	if err != nil {
 		return err
@@ -423,6 +432,7 @@ func (r *Registry) updateMeta(ctx context.Context, s *Service, ns, grouped strin
 		if err := mutate(&meta); err != nil {
 			return err
 		}
+		meta.prepareWrite(s.linkedClusters())
 		v, err := encodeRecord(meta)
 		if err != nil {
 			return err
