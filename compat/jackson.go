@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // JacksonSyntaxError returns the message Jackson 2.13 (the version in Java
@@ -18,8 +19,24 @@ import (
 // "\n at [Source: (String)"<src>"; line: L, column: C]".
 func JacksonSyntaxError(src string) string {
 	p := &jparser{src: []rune(src), line: 1}
-	return p.run()
+	msg, _ := p.run()
+	return msg
 }
+
+// JacksonStreamError is JacksonSyntaxError for a body Spring hands Jackson
+// as a stream (a @RequestBody): the locations name the stream, not the
+// content. orig is the message without its trailing location (what
+// Spring's "JSON parse error: " quotes), full the whole message, and eof
+// tells a JsonEOFException from a JsonParseException. All "" when src
+// starts with a well-formed value.
+func JacksonStreamError(src string) (orig, full string, eof bool) {
+	p := &jparser{src: []rune(src), line: 1, stream: true}
+	full, orig = p.run()
+	return orig, full, strings.HasPrefix(orig, "Unexpected end-of-input")
+}
+
+// JacksonStreamSource is the source description of a Spring request body.
+const JacksonStreamSource = "(org.springframework.util.StreamUtils$NonClosingInputStream)"
 
 type jctx struct {
 	kind      byte // 'r' root, 'a' array, 'o' object
@@ -32,23 +49,24 @@ type jparser struct {
 	line     int // 1-based
 	rowStart int // column offset of the current row, in UTF-16 units
 	units    int // UTF-16 units before pos
+	stream   bool
 }
 
-type jerr struct{ msg string }
+type jerr struct{ msg, orig string }
 
-func (p *jparser) run() (msg string) {
+func (p *jparser) run() (msg, orig string) {
 	defer func() {
 		if r := recover(); r != nil {
 			e, ok := r.(jerr)
 			if !ok {
 				panic(r)
 			}
-			msg = e.msg
+			msg, orig = e.msg, e.orig
 		}
 	}()
 	c, ok := p.skipWS()
 	if !ok {
-		return ""
+		return "", ""
 	}
 	root := jctx{kind: 'r', line: 1, col: 0}
 	if c == ']' || c == '}' {
@@ -56,11 +74,14 @@ func (p *jparser) run() (msg string) {
 		p.mismatched(c, root)
 	}
 	p.value(c, root, true)
-	return ""
+	return "", ""
 }
 
 // location renders Jackson's JsonLocation for the current position.
 func (p *jparser) location(line, col int) string {
+	if p.stream {
+		return fmt.Sprintf("[Source: %s; line: %d, column: %d]", JacksonStreamSource, line, col)
+	}
 	s := string(p.src)
 	desc := `(String)"` + s + `"`
 	if n := len(utf16.Encode(p.src)); n > 500 {
@@ -72,7 +93,7 @@ func (p *jparser) location(line, col int) string {
 
 func (p *jparser) here() string { return p.location(p.line, p.units-p.rowStart+1) }
 
-func (p *jparser) fail(msg string) { panic(jerr{msg + "\n at " + p.here()}) }
+func (p *jparser) fail(msg string) { panic(jerr{msg + "\n at " + p.here(), msg}) }
 
 func (p *jparser) eof() bool { return p.pos >= len(p.src) }
 
@@ -81,9 +102,12 @@ func (p *jparser) peek() rune { return p.src[p.pos] }
 func (p *jparser) next() rune {
 	c := p.src[p.pos]
 	p.pos++
-	if c > 0xFFFF {
+	switch {
+	case p.stream: // the byte stream parser counts bytes
+		p.units += utf8.RuneLen(c)
+	case c > 0xFFFF:
 		p.units += 2
-	} else {
+	default:
 		p.units++
 	}
 	if c == '\n' {
@@ -436,4 +460,41 @@ func (p *jparser) array() {
 			p.fail("Unexpected end-of-input within/between Array entries")
 		}
 	}
+}
+
+// SpringBodyError is the HttpMessageNotReadableException Spring answers
+// when Jackson cannot read body into javaType: a syntax error, or a first
+// token of the wrong shape (array says javaType is a collection, else a
+// bean). ok is false when neither applies (the body may still not bind:
+// the caller reports that its own way). msg is "JSON parse error:
+// <message>; nested exception is <exception>: <message with location>",
+// caused by the located message.
+func SpringBodyError(body, javaType string, array bool) (msg, cause string, ok bool) {
+	trimmed := strings.TrimLeft(body, " \t\r\n")
+	shape, token := "", ""
+	if trimmed != "" {
+		switch c := trimmed[0]; {
+		case array && c == '{':
+			shape, token = "Object value", "START_OBJECT"
+		case array && c == '"':
+			shape, token = "String value", "VALUE_STRING"
+		case !array && c == '[':
+			shape, token = "Array value", "START_ARRAY"
+		}
+	}
+	if shape != "" {
+		col := len(body) - len(trimmed) + 1
+		orig := "Cannot deserialize value of type `" + javaType + "` from " + shape + " (token `JsonToken." + token + "`)"
+		full := orig + "\n at [Source: " + JacksonStreamSource + "; line: 1, column: " + strconv.Itoa(col) + "]"
+		return "JSON parse error: " + orig + "; nested exception is com.fasterxml.jackson.databind.exc.MismatchedInputException: " + full, full, true
+	}
+	orig, full, eof := JacksonStreamError(body)
+	if full == "" {
+		return "", "", false
+	}
+	cls := "com.fasterxml.jackson.core.JsonParseException"
+	if eof {
+		cls = "com.fasterxml.jackson.core.io.JsonEOFException"
+	}
+	return "JSON parse error: " + orig + "; nested exception is " + cls + ": " + full, full, true
 }

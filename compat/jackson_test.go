@@ -40,3 +40,20 @@ func FuzzJacksonSyntaxError(f *testing.F) {
 		}
 	})
 }
+
+// TestSpringBodyError: the clone endpoint's answers on the 1.4.8 reference.
+func TestSpringBodyError(t *testing.T) {
+	const typ = "java.util.ArrayList<com.alibaba.nacos.config.server.controller.parameters.SameNamespaceCloneConfigBean>"
+	for _, c := range []struct{ body, want string }{
+		{`{not json`, "caused: JSON parse error: Cannot deserialize value of type `" + typ + "` from Object value (token `JsonToken.START_OBJECT`); nested exception is com.fasterxml.jackson.databind.exc.MismatchedInputException: Cannot deserialize value of type `" + typ + "` from Object value (token `JsonToken.START_OBJECT`)\n at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 1];caused: Cannot deserialize value of type `" + typ + "` from Object value (token `JsonToken.START_OBJECT`)\n at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 1];"},
+		{`[{"cfgId":1,"dataId":"a","group":"b"}`, "caused: JSON parse error: Unexpected end-of-input: expected close marker for Array (start marker at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 1]); nested exception is com.fasterxml.jackson.core.io.JsonEOFException: Unexpected end-of-input: expected close marker for Array (start marker at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 1])\n at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 38];caused: Unexpected end-of-input: expected close marker for Array (start marker at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 1])\n at [Source: (org.springframework.util.StreamUtils$NonClosingInputStream); line: 1, column: 38];"},
+	} {
+		msg, cause, ok := SpringBodyError(c.body, typ, true)
+		if got := ConfigServerError(msg, cause).Body; !ok || got != c.want {
+			t.Errorf("%s:\n got %q\nwant %q", c.body, got, c.want)
+		}
+	}
+	if _, _, ok := SpringBodyError(`[]`, typ, true); ok {
+		t.Error("[] is no error")
+	}
+}

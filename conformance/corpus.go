@@ -62,6 +62,27 @@ type CorpusRequest struct {
 	Upload *[2]string
 	// File is the corpus file the request came from (its area).
 	File string
+	// Captures take values out of each target's answer for later
+	// requests to that target: "{name}" is replaced by the first
+	// submatch of the regexp in the raw body (server-assigned ids).
+	Captures []Capture
+}
+
+// Capture is a "# capture <name> <regexp>" directive.
+type Capture struct {
+	Name string
+	Re   *regexp.Regexp
+}
+
+// Vars are the substitutions of one target's requests: "run" and every
+// captured value.
+type Vars map[string]string
+
+func (v Vars) subst(s string) string {
+	for k, val := range v {
+		s = strings.ReplaceAll(s, "{"+k+"}", val)
+	}
+	return s
 }
 
 // ParseCorpus reads a corpus file (format in corpus/README.md).
@@ -112,6 +133,13 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
 			}
 			cur.PollMatch = time.Duration(ms) * time.Millisecond
+		case strings.HasPrefix(line, "# capture "):
+			name, expr, ok := strings.Cut(strings.TrimSpace(line[len("# capture "):]), " ")
+			re, err := regexp.Compile(expr)
+			if !ok || err != nil || re.NumSubexp() < 1 {
+				return nil, fmt.Errorf("conformance: corpus line %d: want # capture <name> <regexp with a group>", n)
+			}
+			cur.Captures = append(cur.Captures, Capture{name, re})
 		case strings.HasPrefix(line, "# compare "):
 			cur.Compare = strings.TrimSpace(line[len("# compare "):])
 			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" && cur.Compare != "unordered" && cur.Compare != "keys" {
@@ -187,6 +215,8 @@ type CorpusResponse struct {
 	Headers map[string]string
 	Body    string
 	Err     string
+	// Raw is the body as it came (captures read it).
+	Raw string
 }
 
 // ComparedHeaders are the response headers Nacos clients and consoles read.
@@ -207,7 +237,7 @@ var normalisers = []struct {
 	// normalised RT start random
 	{regexp.MustCompile(`"(leaderDueMs|heartbeatDueMs|checkRTNormalized)":\s*-?\d+`), `"$1":<n>`},
 	{regexp.MustCompile(`"accessToken":"[^"]*"`), `"accessToken":"<token>"`},
-	{regexp.MustCompile(`\b(20\d{12})\b`), `<yyyyMMddHHmmss>`},
+	{regexp.MustCompile(`(^|[^0-9])20\d{12}([^0-9]|$)`), `${1}<yyyyMMddHHmmss>${2}`},
 	{regexp.MustCompile(`\b1\d{12}\b`), `<ms>`},
 }
 
@@ -221,11 +251,11 @@ func Normalise(body, run string) string {
 }
 
 // uploadBody builds the multipart form of an upload-zip request.
-func (req CorpusRequest) uploadBody(run string) (string, []byte, error) {
+func (req CorpusRequest) uploadBody(vars Vars) (string, []byte, error) {
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
 	var cur io.Writer
-	content := strings.ReplaceAll(req.Body, "{run}", run)
+	content := vars.subst(req.Body)
 	if content != "" {
 		for i, line := range strings.Split(content, "\n") {
 			if name, ok := strings.CutPrefix(line, "--- entry "); ok {
@@ -262,13 +292,14 @@ func (req CorpusRequest) uploadBody(run string) (string, []byte, error) {
 }
 
 // Send sends req to s with {run} replaced and returns the normalised response.
-func (req CorpusRequest) Send(s *Server, run string, client *http.Client) CorpusResponse {
-	target := strings.ReplaceAll(req.Target, "{run}", run)
-	body := []byte(strings.ReplaceAll(req.Body, "{run}", run))
+func (req CorpusRequest) Send(s *Server, vars Vars, client *http.Client) CorpusResponse {
+	run := vars["run"]
+	target := vars.subst(req.Target)
+	body := []byte(vars.subst(req.Body))
 	ctype := ""
 	if req.Upload != nil {
 		var err error
-		if ctype, body, err = req.uploadBody(run); err != nil {
+		if ctype, body, err = req.uploadBody(vars); err != nil {
 			return CorpusResponse{Err: err.Error()}
 		}
 	}
@@ -279,7 +310,7 @@ func (req CorpusRequest) Send(s *Server, run string, client *http.Client) Corpus
 	hr.Header = req.Header.Clone()
 	for k, vs := range hr.Header {
 		for i, v := range vs {
-			hr.Header[k][i] = strings.ReplaceAll(v, "{run}", run)
+			hr.Header[k][i] = vars.subst(v)
 		}
 	}
 	if ctype != "" {
@@ -304,7 +335,7 @@ func (req CorpusRequest) Send(s *Server, run string, client *http.Client) Corpus
 		v = regexp.MustCompile(`\b`+strconv.Itoa(s.Port)+`\b`).ReplaceAllString(v, "<port>")
 		return regexp.MustCompile(`\b`+strconv.Itoa(s.Port-1000)+`\b`).ReplaceAllString(v, "<raft-port>")
 	}
-	out := CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(ports(text), run), Headers: map[string]string{}}
+	out := CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(ports(text), run), Headers: map[string]string{}, Raw: text}
 	for _, h := range ComparedHeaders {
 		if v := resp.Header.Values(h); len(v) > 0 {
 			out.Headers[h] = Normalise(strings.Join(v, ", "), run)
@@ -374,12 +405,13 @@ func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			vars := Vars{"run": run}
 			for i, r := range reqs {
 				start := time.Now()
-				resp := r.Send(s, run, client)
+				resp := r.Send(s, vars, client)
 				for r.Poll > 0 && r.meets(resp) != "" && time.Since(start) < r.Poll {
 					time.Sleep(20 * time.Millisecond)
-					resp = r.Send(s, run, client)
+					resp = r.Send(s, vars, client)
 				}
 				if s.Name == TargetNacosd {
 					nacosdDone[i] <- resp
@@ -392,7 +424,12 @@ func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results,
 					}
 					for compareResponses(r.Compare, resp, want) != "" && time.Since(start) < r.PollMatch {
 						time.Sleep(20 * time.Millisecond)
-						resp = r.Send(s, run, client)
+						resp = r.Send(s, vars, client)
+					}
+				}
+				for _, c := range r.Captures {
+					if m := c.Re.FindStringSubmatch(resp.Raw); m != nil {
+						vars[c.Name] = m[1]
 					}
 				}
 				ms := time.Since(start).Milliseconds()

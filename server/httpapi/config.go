@@ -275,8 +275,12 @@ func (h *configHandlers) delete(c *fiber.Ctx, p Params) error {
 	return sendCfgJSON(c, []byte("true"))
 }
 
-// longList reads a List<Long> @RequestParam: every value, comma-split,
-// trimmed, empty elements dropped. present is false when absent.
+// longList reads a List<Long> @RequestParam as Spring binds it: one value
+// is comma-split (empty elements dropped, each trimmed) and a bad element
+// fails the whole value ('java.lang.String', the NumberFormatException
+// naming the trimmed value); several values are the elements themselves
+// ('java.lang.String[]', naming the first bad one). present is false when
+// absent.
 func longList(c *fiber.Ctx, name string) (ids []int64, present bool, err error) {
 	var raw [][]byte
 	raw = append(raw, c.Request().URI().QueryArgs().PeekMulti(name)...)
@@ -286,19 +290,34 @@ func longList(c *fiber.Ctx, name string) (ids []int64, present bool, err error) 
 	if len(raw) == 0 {
 		return nil, false, nil
 	}
-	for _, r := range raw {
-		for _, f := range strings.Split(string(r), ",") {
-			f = strings.TrimSpace(f)
+	bad := func(typ, input string) error {
+		return compat.ConfigServerError(`Failed to convert value of type '`+typ+`' to required type 'java.util.List'; nested exception is java.lang.NumberFormatException: For input string: "`+input+`"`,
+			`For input string: "`+input+`"`)
+	}
+	if len(raw) == 1 {
+		for _, f := range strings.Split(string(raw[0]), ",") {
+			f = JavaTrim(f)
 			if f == "" {
 				continue
 			}
 			n, perr := strconv.ParseInt(f, 10, 64)
 			if perr != nil {
-				return nil, true, compat.ConfigServerError(`Failed to convert value of type 'java.lang.String[]' to required type 'java.util.List'; nested exception is java.lang.NumberFormatException: For input string: "`+f+`"`,
-					`For input string: "`+f+`"`)
+				return nil, true, bad("java.lang.String", JavaTrim(string(raw[0])))
 			}
 			ids = append(ids, n)
 		}
+		return ids, true, nil
+	}
+	for _, r := range raw {
+		f := JavaTrim(string(r))
+		if f == "" {
+			continue
+		}
+		n, perr := strconv.ParseInt(f, 10, 64)
+		if perr != nil {
+			return nil, true, bad("java.lang.String[]", f)
+		}
+		ids = append(ids, n)
 	}
 	return ids, true, nil
 }

@@ -58,6 +58,9 @@ func MountCore(r fiber.Router, cl Cluster) {
 		{fiber.MethodGet, "/v1/console/server/state", h.serverState},
 		{fiber.MethodPut, "/v1/core/ops/log", opsLog("200")},
 		{fiber.MethodGet, "/v1/cmdb/ops/label", cmdbLabel},
+		{fiber.MethodGet, "/actuator/health", h.actuatorHealth},
+		{fiber.MethodGet, "/actuator", h.actuatorIndex},
+		{fiber.MethodGet, "/actuator/", h.actuatorIndex},
 	}
 	for _, rt := range routes {
 		r.Add(rt.method, rt.path, rt.handler)
@@ -84,6 +87,45 @@ func opsLog(answer string) fiber.Handler {
 		}
 		return SendText(c, answer)
 	}
+}
+
+// actuatorContentType is what Spring Boot 2.7's actuator answers to a
+// client that does not ask for application/json.
+const actuatorContentType = "application/vnd.spring-boot.actuator.v3+json"
+
+func actuatorType(c *fiber.Ctx) string {
+	if strings.Contains(c.Get(fiber.HeaderAccept), "application/json") {
+		return ContentTypeJSON
+	}
+	return actuatorContentType
+}
+
+// actuatorHealth is Spring Boot's /actuator/health, the one endpoint Java
+// Nacos 1.4.8 exposes by default: the aggregate status only (details are
+// hidden). nacosd's status is its readiness.
+func (h *coreHandlers) actuatorHealth(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderContentType, actuatorType(c))
+	if h.cl != nil && h.cl.Ready() != nil {
+		return c.Status(fiber.StatusServiceUnavailable).SendString(`{"status":"DOWN"}`)
+	}
+	return c.SendString(`{"status":"UP"}`)
+}
+
+// actuatorIndex is Spring Boot's /actuator links page: self and health, as
+// seen from the request's host.
+func (h *coreHandlers) actuatorIndex(c *fiber.Ctx) error {
+	base := "http://" + string(c.Request().Host()) + strings.TrimSuffix(strings.TrimSuffix(string(c.Request().URI().Path()), "/"), "/actuator") + "/actuator"
+	w := compat.NewJSON(256)
+	link := func(name, href string, templated bool) {
+		w.Key(name).BeginObject().Key("href").Str(href).Key("templated").Bool(templated).EndObject()
+	}
+	w.BeginObject().Key("_links").BeginObject()
+	link("self", base, false)
+	link("health-path", base+"/health/{*path}", true)
+	link("health", base+"/health", false)
+	w.EndObject().EndObject()
+	c.Set(fiber.HeaderContentType, actuatorType(c))
+	return c.Send(w.Bytes())
 }
 
 // cmdbLabel is GET /v1/cmdb/ops/label: entry and label are required
@@ -308,6 +350,9 @@ func (h *coreHandlers) report(c *fiber.Ctx) error {
 	}
 	if len(body) == 0 {
 		return compat.ServerError("Required request body is missing: " + reportSignature)
+	}
+	if msg, cause, bad := compat.SpringBodyError(string(body), "com.alibaba.nacos.core.cluster.Member", false); bad {
+		return compat.ServerError(msg, cause)
 	}
 	m, ok, err := parseReportedMember(body)
 	if err != nil {

@@ -101,8 +101,8 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 		r.Add(rt.method, "/nacos/v1/ns/raft"+rt.path, oldRaft)
 	}
 	for _, base := range []string{"/operator", "/ops"} {
-		ns.Get(base+"/cluster/state", h.clusterState)
-		ns.Get(base+"/server/status", h.serverStatus)
+		ns.Get(base+"/cluster/state", h.oldRaftClusterState)
+		ns.Get(base+"/server/status", h.oldServerStatus)
 	}
 	// ControllerMethodsCache registers @GetMapping("checkers") on /v1/ns/health
 	// as /v1/ns/healthcheckers: it passes DistroFilter, then Spring finds no

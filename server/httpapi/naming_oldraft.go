@@ -27,10 +27,10 @@ func (p *oldRaftPeer) values() (int64, int64) {
 	return p.leaderDueMs, p.heartbeatDues
 }
 
-// clusterState is GET /operator/cluster/state (deprecated): the old raft's
+// oldRaftClusterState is GET /operator/cluster/state (deprecated): the old raft's
 // local peer; in cluster mode the stopped peer set has no peers and Java
 // throws IllegalStateException.
-func (h *namingHandlers) clusterState(c *fiber.Ctx) error {
+func (h *namingHandlers) oldRaftClusterState(c *fiber.Ctx) error {
 	addr := ""
 	standalone := true
 	if h.Cluster != nil {
@@ -46,12 +46,12 @@ func (h *namingHandlers) clusterState(c *fiber.Ctx) error {
 	return SendJSON(c, w.Bytes())
 }
 
-// serverStatus is GET /operator/server/status (deprecated): the status
+// oldServerStatus is GET /operator/server/status (deprecated): the status
 // reports of 1.2.1-and-older members, lines "site#ip:port#time#weight"
 // separated by CRLF. Malformed lines (three parts or fewer) are skipped; an
 // address that is no member is refused. nacosd keeps no site or weight per
 // member, so a member's report changes nothing.
-func (h *namingHandlers) serverStatus(c *fiber.Ctx) error {
+func (h *namingHandlers) oldServerStatus(c *fiber.Ctx) error {
 	status, err := ParamsOf(c).SpringRequired("serverStatus")
 	if err != nil {
 		return err
