@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: build run test test-short race fuzz bench conformance security lint clean ui ui-check ui-test
+.PHONY: build run test test-short race fuzz bench conformance conformance-fuzz security lint clean ui ui-check ui-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -38,6 +38,12 @@ bench:
 
 conformance:
 	bash conformance/ci.sh
+
+# Differential fuzzing against Java Nacos 1.4.8 for NACOSD_FUZZ_TIME (default
+# 2m; not in CI): mutated corpus requests to both servers, every difference in
+# status class or error message reported (conformance/.work/fuzz-report.md).
+conformance-fuzz:
+	bash conformance/fuzz.sh
 
 # The attack suite against nacosd with auth on (docs/security.md); set
 # NACOSD_SECURITY_JAVA=host:port of a Java Nacos 1.4.8 started with
