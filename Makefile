@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-cluster conformance security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
+.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-cluster conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -73,6 +73,12 @@ cluster-test:
 # cluster (figures in docs/benchmarks.md; not in CI).
 bench-cluster:
 	NACOSD_CLUSTER_BENCH=1 bash conformance/cluster/run.sh -run TestClusterBench
+
+# Differential fuzzing against Java Nacos 1.4.8 for NACOSD_FUZZ_TIME (default
+# 2m; not in CI): mutated corpus requests to both servers, every difference in
+# status class or error message reported (conformance/.work/fuzz-report.md).
+conformance-fuzz:
+	bash conformance/fuzz.sh
 
 # The attack suite against nacosd with auth on (docs/security.md); set
 # NACOSD_SECURITY_JAVA=host:port of a Java Nacos 1.4.8 started with

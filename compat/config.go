@@ -358,12 +358,11 @@ func JavaURLDecode(s string) (string, error) {
 				if i+2 >= len(s) {
 					return "", errors.New("URLDecoder: Incomplete trailing escape (%) pattern")
 				}
-				h, ok1 := unhex(s[i+1])
-				l, ok2 := unhex(s[i+2])
-				if !ok1 || !ok2 {
-					return "", errors.New(`URLDecoder: Illegal hex characters in escape (%) pattern - For input string: "` + s[i+1:i+3] + `"`)
+				v, err := javaParseHex2(s[i+1 : i+3])
+				if err != nil {
+					return "", err
 				}
-				buf = append(buf, h<<4|l)
+				buf = append(buf, v)
 				i += 3
 			}
 			b.WriteString(strings.ToValidUTF8(string(buf), "\uFFFD"))
@@ -373,6 +372,34 @@ func JavaURLDecode(s string) (string, error) {
 		}
 	}
 	return b.String(), nil
+}
+
+// javaParseHex2 is Integer.parseInt(s, i+1, i+3, 16) as URLDecoder uses it
+// on Java 17: a leading sign is allowed ("%+1" is byte 1, "%-1" is a
+// negative value, refused), errors name the index inside the two chars.
+func javaParseHex2(h string) (byte, error) {
+	bad := func(at int) error {
+		return errors.New(`URLDecoder: Illegal hex characters in escape (%) pattern - Error at index ` + strconv.Itoa(at) + ` in: "` + h + `"`)
+	}
+	neg, start := false, 0
+	if h[0] < '0' {
+		if h[0] != '-' && h[0] != '+' {
+			return 0, bad(0)
+		}
+		neg, start = h[0] == '-', 1
+	}
+	var v byte
+	for k := start; k < 2; k++ {
+		d, ok := unhex(h[k])
+		if !ok {
+			return 0, bad(k)
+		}
+		v = v<<4 | d
+	}
+	if neg && v != 0 {
+		return 0, errors.New("URLDecoder: Illegal hex characters in escape (%) pattern - negative value")
+	}
+	return v, nil
 }
 
 func unhex(c byte) (byte, bool) {

@@ -107,7 +107,11 @@ func TestJavaURLDecode(t *testing.T) {
 		{"a+b%02%E4%B8%AD", "a b\x02中", ""},
 		{"\x02raw\x01", "\x02raw\x01", ""},
 		{"%ff", "\uFFFD", ""},
-		{"a%zz", "", `URLDecoder: Illegal hex characters in escape (%) pattern - For input string: "zz"`},
+		// Java 17's messages, as the 1.4.8 reference gives them
+		{"a%zz", "", `URLDecoder: Illegal hex characters in escape (%) pattern - Error at index 0 in: "zz"`},
+		{"a%1z", "", `URLDecoder: Illegal hex characters in escape (%) pattern - Error at index 1 in: "1z"`},
+		{"a%-1", "", "URLDecoder: Illegal hex characters in escape (%) pattern - negative value"},
+		{"a%+1%-0", "a\x01\x00", ""},
 		{"a%2", "", "URLDecoder: Incomplete trailing escape (%) pattern"},
 	}
 	for _, c := range cases {

@@ -204,8 +204,9 @@ type ImportResult struct {
 	HasUnrecognized      bool
 }
 
-// AppendJSON writes the map in Java HashMap order: skipData, succCount,
-// unrecognizedCount, failData, skipCount, unrecognizedData.
+// AppendJSON writes the map as Java does: a HashMap(4) filled with
+// succCount, skipCount, failData and skipData (when not empty), then the
+// controller's unrecognizedCount and unrecognizedData.
 func (r *ImportResult) AppendJSON(w *JSON) {
 	kv := func(l []ChangedKey) {
 		w.BeginArray()
@@ -214,26 +215,37 @@ func (r *ImportResult) AppendJSON(w *JSON) {
 		}
 		w.EndArray()
 	}
-	w.BeginObject()
-	if len(r.SkipData) > 0 {
-		w.Key("skipData")
-		kv(r.SkipData)
-	}
-	w.Key("succCount").Int(int64(r.SuccCount))
-	if r.HasUnrecognized {
-		w.Key("unrecognizedCount").Int(int64(len(r.Unrecognized)))
-	}
+	keys := []string{"succCount", "skipCount"}
 	if len(r.FailData) > 0 {
-		w.Key("failData")
-		kv(r.FailData)
+		keys = append(keys, "failData")
 	}
-	w.Key("skipCount").Int(int64(r.SkipCount))
+	if len(r.SkipData) > 0 {
+		keys = append(keys, "skipData")
+	}
 	if r.HasUnrecognized {
-		w.Key("unrecognizedData").BeginArray()
-		for _, s := range r.Unrecognized {
-			w.BeginObject().Key("itemName").Str(s).EndObject()
+		keys = append(keys, "unrecognizedCount", "unrecognizedData")
+	}
+	w.BeginObject()
+	for _, k := range JavaHashOrderStrings(keys, 4) {
+		w.Key(k)
+		switch k {
+		case "succCount":
+			w.Int(int64(r.SuccCount))
+		case "skipCount":
+			w.Int(int64(r.SkipCount))
+		case "failData":
+			kv(r.FailData)
+		case "skipData":
+			kv(r.SkipData)
+		case "unrecognizedCount":
+			w.Int(int64(len(r.Unrecognized)))
+		case "unrecognizedData":
+			w.BeginArray()
+			for _, s := range r.Unrecognized {
+				w.BeginObject().Key("itemName").Str(s).EndObject()
+			}
+			w.EndArray()
 		}
-		w.EndArray()
 	}
 	w.EndObject()
 }

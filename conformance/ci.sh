@@ -49,6 +49,7 @@ if [[ $java_ok == 1 ]]; then
   # Maven artifacts into the default ~/.m2 cache (quick when already there).
   if ! (cd javatest/client && mvn -q -B package -DskipTests </dev/null) \
      || ! (cd javatest/spring-cloud && mvn -q -B package -DskipTests </dev/null) \
+     || ! (cd javatest/spring-cloud-2.2 && mvn -q -B package -DskipTests </dev/null) \
      || ! (cd javatest/dubbo && mvn -q -B package -DskipTests </dev/null); then
     log "Maven build of javatest/client failed (no registry?); skipping the Java runners"
     java_ok=0

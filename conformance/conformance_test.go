@@ -73,20 +73,28 @@ func TestConformance(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build nacosd: %v\n%s", err, out)
 	}
-	var java *JavaClient
+	var javas []*JavaClient
 	if enabled("java") || enabled("restart") {
-		java = &JavaClient{Dir: filepath.Join(root, "javatest", "client"), WorkDir: work, Logger: logger}
-		if err := java.Build(ctx); err != nil {
-			t.Fatal(err)
+		for _, v := range JavaClientVersions {
+			j := &JavaClient{Dir: filepath.Join(root, "javatest", "client"), WorkDir: work, Logger: logger, Version: v}
+			if err := j.Build(ctx); err != nil {
+				t.Fatal(err)
+			}
+			javas = append(javas, j)
 		}
 	}
 
 	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
-	var sca *SpringCloud
+	var scas []*SpringCloud
 	if enabled("sca") {
-		sca = &SpringCloud{Dir: filepath.Join(root, "javatest", "spring-cloud"), WorkDir: work, RunID: run}
-		if err := sca.Build(ctx); err != nil {
-			t.Fatal(err)
+		scas = []*SpringCloud{
+			{Dir: filepath.Join(root, "javatest", "spring-cloud"), Prefix: "sca", ConfigVia: "spring.config.import", WorkDir: work, RunID: run},
+			{Dir: filepath.Join(root, "javatest", "spring-cloud-2.2"), Prefix: "sca-2.2.5", ConfigVia: "bootstrap.properties", WorkDir: work, RunID: run},
+		}
+		for _, a := range scas {
+			if err := a.Build(ctx); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	var dubbo *Dubbo
@@ -120,7 +128,7 @@ func TestConformance(t *testing.T) {
 	} else {
 		t.Log("NACOS_REFERENCE_HOME not set: no Java Nacos reference; scenario assertions are the referee")
 	}
-	mode := containerMode(t, ctx, root, bin, work, java, sca, dubbo, servers)
+	mode := containerMode(t, ctx, root, bin, work, javas, scas, dubbo, servers)
 	for _, s := range servers {
 		if err := s.Start(ctx, 4*time.Minute); err != nil {
 			t.Fatal(err)
@@ -143,6 +151,21 @@ func TestConformance(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// the slow Java scenarios (beat timeouts) of every client version
+			// run beside everything else: they mostly wait
+			var slow sync.WaitGroup
+			if enabled("java") {
+				for _, j := range javas {
+					slow.Add(1)
+					go func() {
+						defer slow.Done()
+						if err := j.RunSlow(ctx, s, rs); err != nil {
+							t.Errorf("slow java %s scenarios on %s: %v", j.Version, s.Name, err)
+						}
+					}()
+				}
+			}
+			defer slow.Wait()
 			if enabled("sdkgo") {
 				(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
 			}
@@ -151,13 +174,25 @@ func TestConformance(t *testing.T) {
 					t.Errorf("npm scenarios on %s: %v", s.Name, err)
 				}
 			}
-			if java != nil && enabled("java") {
-				if err := java.Run(ctx, s, rs); err != nil {
-					t.Errorf("java scenarios on %s: %v", s.Name, err)
+			if enabled("java") {
+				// two client versions at a time: they mostly wait on the
+				// server and on the JDK's HTTP client
+				lane := make(chan struct{}, 2)
+				var versions sync.WaitGroup
+				for _, j := range javas {
+					versions.Add(1)
+					lane <- struct{}{}
+					go func() {
+						defer func() { <-lane; versions.Done() }()
+						if err := j.Run(ctx, s, rs); err != nil {
+							t.Errorf("java %s scenarios on %s: %v", j.Version, s.Name, err)
+						}
+					}()
 				}
+				versions.Wait()
 			}
-			if sca != nil {
-				sca.Run(ctx, s, rs)
+			for _, a := range scas {
+				a.Run(ctx, s, rs)
 			}
 			if dubbo != nil {
 				dubbo.Run(ctx, s, rs)
@@ -166,14 +201,12 @@ func TestConformance(t *testing.T) {
 	}
 	wg.Wait()
 	// Restarts last: they lose every ephemeral instance.
-	if java != nil && enabled("restart") {
+	if len(javas) > 0 && enabled("restart") {
 		for _, s := range servers {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := java.RunRestart(ctx, s, rs); err != nil {
-					t.Errorf("restart scenario on %s: %v", s.Name, err)
-				}
+				RunRestart(ctx, s, rs, javas)
 			}()
 		}
 		wg.Wait()
@@ -212,7 +245,7 @@ func TestConformance(t *testing.T) {
 
 // containerMode switches servers and the Java client to containers when the
 // mode allows it and Docker is usable, and returns the mode used.
-func containerMode(t *testing.T, ctx context.Context, root, bin, work string, java *JavaClient, sca *SpringCloud, dubbo *Dubbo, servers []*Server) string {
+func containerMode(t *testing.T, ctx context.Context, root, bin, work string, javas []*JavaClient, scas []*SpringCloud, dubbo *Dubbo, servers []*Server) string {
 	mode := os.Getenv("NACOSD_CONFORMANCE_MODE")
 	if mode == "" {
 		mode = "auto"
@@ -235,16 +268,17 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 	if err := BuildNacosdImage(ctx, root, bin, work); err != nil {
 		t.Fatal(err)
 	}
-	if java != nil {
-		if err := BuildJavaClientImage(ctx, root, jreBase, work, java); err != nil {
+	for _, j := range javas {
+		if err := BuildJavaClientImage(ctx, root, jreBase, work, j); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if sca != nil {
-		if err := BuildJavaImage(ctx, root, jreBase, work, ImageSpringCloud, sca.Dir, sca.Classpath()); err != nil {
+	for _, a := range scas {
+		tag := ImageSpringCloud + "-" + a.prefix()
+		if err := BuildJavaImage(ctx, root, jreBase, work, tag, a.Dir, a.Classpath()); err != nil {
 			t.Fatal(err)
 		}
-		sca.Image = ImageSpringCloud
+		a.Image = tag
 	}
 	if dubbo != nil {
 		if err := BuildJavaImage(ctx, root, jreBase, work, ImageDubbo, dubbo.Dir, dubbo.Classpath()); err != nil {

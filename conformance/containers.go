@@ -77,13 +77,17 @@ const ImageSpringCloud = "nacosd-javatest-spring-cloud:conformance"
 // (projectDir/target/classes) and the jars of its classpath cp; they land in
 // /app/classes and /app/lib.
 func BuildJavaImage(ctx context.Context, root, jreBase, work, tag, projectDir, cp string) error {
-	dir := filepath.Join(work, "image-"+filepath.Base(projectDir))
+	return buildJavaImage(ctx, root, jreBase, work, tag, filepath.Base(projectDir), filepath.Join(projectDir, "target", "classes"), cp)
+}
+
+func buildJavaImage(ctx context.Context, root, jreBase, work, tag, name, classes, cp string) error {
+	dir := filepath.Join(work, "image-"+name)
 	os.RemoveAll(dir)
 	app := filepath.Join(dir, "app")
 	if err := os.MkdirAll(app, 0o755); err != nil {
 		return fmt.Errorf("conformance: java image context: %w", err)
 	}
-	if out, err := exec.Command("cp", "-r", filepath.Join(projectDir, "target", "classes"), filepath.Join(app, "classes")).CombinedOutput(); err != nil {
+	if out, err := exec.Command("cp", "-r", classes, filepath.Join(app, "classes")).CombinedOutput(); err != nil {
 		return fmt.Errorf("conformance: copy classes: %w %s", err, out)
 	}
 	for _, jar := range strings.Split(cp, string(os.PathListSeparator)) {
@@ -97,12 +101,14 @@ func BuildJavaImage(ctx context.Context, root, jreBase, work, tag, projectDir, c
 	return dockerBuild(ctx, tag, filepath.Join(root, "docker", "jre", "Dockerfile"), dir, "BASE_IMAGE="+jreBase)
 }
 
-// BuildJavaClientImage builds ImageJavaClient for j and makes j use it.
+// BuildJavaClientImage builds the image of j's client version
+// (ImageJavaClient-<version>) and makes j use it.
 func BuildJavaClientImage(ctx context.Context, root, jreBase, work string, j *JavaClient) error {
-	if err := BuildJavaImage(ctx, root, jreBase, work, ImageJavaClient, j.Dir, j.cp); err != nil {
+	tag := ImageJavaClient + "-" + j.version()
+	if err := buildJavaImage(ctx, root, jreBase, work, tag, "javatest-client-"+j.version(), j.classes(), j.cp); err != nil {
 		return err
 	}
-	j.Image = ImageJavaClient
+	j.Image = tag
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"mime/multipart"
@@ -38,10 +39,22 @@ type CorpusRequest struct {
 	// hold or Poll has passed (a write becomes readable on Java only after
 	// its asynchronous dump; a real app waits the same way).
 	Poll time.Duration
+	// PollMatch, when set, resends the request to the reference until its
+	// answer equals nacosd's (as Compare compares) or PollMatch has
+	// passed: for reads after writes that Java applies asynchronously
+	// (persistent instances and service metadata go through its CP
+	// store's notifier), whose settled answer is what is compared.
+	PollMatch time.Duration
 	// Compare is what the differential check compares: "all" (default:
-	// status, client-read headers, body), "status" (status and content
-	// type only, for answers that carry machine state such as load
-	// figures) or "none".
+	// status, client-read headers, body), "keys" (as all, but JSON object
+	// keys in any order: Jackson writes getter-only properties in the
+	// JVM's declared-method order, which changes between JVM starts),
+	// "unordered" (as all, but JSON
+	// bodies compared with object keys and array elements in any order:
+	// for answers whose order follows Java's hash tables through a
+	// history nacosd does not replay), "status" (status and content type
+	// only, for answers that carry machine state such as load figures) or
+	// "none".
 	Compare string
 	// Upload, when set, sends Body as a zip file in a multipart form:
 	// {field, filename}; the body holds the zip entries as
@@ -49,10 +62,30 @@ type CorpusRequest struct {
 	Upload *[2]string
 	// File is the corpus file the request came from (its area).
 	File string
+	// Captures take values out of each target's answer for later
+	// requests to that target: "{name}" is replaced by the first
+	// submatch of the regexp in the raw body (server-assigned ids).
+	Captures []Capture
 }
 
-// ParseCorpus reads a corpus file (format described at the top of
-// corpus/naming.http).
+// Capture is a "# capture <name> <regexp>" directive.
+type Capture struct {
+	Name string
+	Re   *regexp.Regexp
+}
+
+// Vars are the substitutions of one target's requests: "run" and every
+// captured value.
+type Vars map[string]string
+
+func (v Vars) subst(s string) string {
+	for k, val := range v {
+		s = strings.ReplaceAll(s, "{"+k+"}", val)
+	}
+	return s
+}
+
+// ParseCorpus reads a corpus file (format in corpus/README.md).
 func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 	var out []CorpusRequest
 	var cur *CorpusRequest
@@ -94,9 +127,22 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
 			}
 			cur.Poll = time.Duration(ms) * time.Millisecond
+		case strings.HasPrefix(line, "# poll-match "):
+			ms, err := strconv.Atoi(strings.TrimSpace(line[len("# poll-match "):]))
+			if err != nil {
+				return nil, fmt.Errorf("conformance: corpus line %d: %w", n, err)
+			}
+			cur.PollMatch = time.Duration(ms) * time.Millisecond
+		case strings.HasPrefix(line, "# capture "):
+			name, expr, ok := strings.Cut(strings.TrimSpace(line[len("# capture "):]), " ")
+			re, err := regexp.Compile(expr)
+			if !ok || err != nil || re.NumSubexp() < 1 {
+				return nil, fmt.Errorf("conformance: corpus line %d: want # capture <name> <regexp with a group>", n)
+			}
+			cur.Captures = append(cur.Captures, Capture{name, re})
 		case strings.HasPrefix(line, "# compare "):
 			cur.Compare = strings.TrimSpace(line[len("# compare "):])
-			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" {
+			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" && cur.Compare != "unordered" && cur.Compare != "keys" {
 				return nil, fmt.Errorf("conformance: corpus line %d: compare %q", n, cur.Compare)
 			}
 		case strings.HasPrefix(line, "# upload-zip "):
@@ -169,6 +215,8 @@ type CorpusResponse struct {
 	Headers map[string]string
 	Body    string
 	Err     string
+	// Raw is the body as it came (captures read it).
+	Raw string
 }
 
 // ComparedHeaders are the response headers Nacos clients and consoles read.
@@ -185,8 +233,11 @@ var normalisers = []struct {
 	{regexp.MustCompile(`"(checksum|md5)":\s*"[0-9a-f]*"`), `"$1":"<hash>"`},
 	{regexp.MustCompile(`"(id|nid|cfgId)":\s*("\d+"|\d+)`), `"$1":<id>`},
 	{regexp.MustCompile(`"(cpu|load|mem)":\s*[-0-9.E]+`), `"$1":<f>`},
+	// the old naming raft's peer timers and the health checker's
+	// normalised RT start random
+	{regexp.MustCompile(`"(leaderDueMs|heartbeatDueMs|checkRTNormalized)":\s*-?\d+`), `"$1":<n>`},
 	{regexp.MustCompile(`"accessToken":"[^"]*"`), `"accessToken":"<token>"`},
-	{regexp.MustCompile(`\b(20\d{12})\b`), `<yyyyMMddHHmmss>`},
+	{regexp.MustCompile(`(^|[^0-9])20\d{12}([^0-9]|$)`), `${1}<yyyyMMddHHmmss>${2}`},
 	{regexp.MustCompile(`\b1\d{12}\b`), `<ms>`},
 }
 
@@ -200,11 +251,11 @@ func Normalise(body, run string) string {
 }
 
 // uploadBody builds the multipart form of an upload-zip request.
-func (req CorpusRequest) uploadBody(run string) (string, []byte, error) {
+func (req CorpusRequest) uploadBody(vars Vars) (string, []byte, error) {
 	var zbuf bytes.Buffer
 	zw := zip.NewWriter(&zbuf)
 	var cur io.Writer
-	content := strings.ReplaceAll(req.Body, "{run}", run)
+	content := vars.subst(req.Body)
 	if content != "" {
 		for i, line := range strings.Split(content, "\n") {
 			if name, ok := strings.CutPrefix(line, "--- entry "); ok {
@@ -241,13 +292,14 @@ func (req CorpusRequest) uploadBody(run string) (string, []byte, error) {
 }
 
 // Send sends req to s with {run} replaced and returns the normalised response.
-func (req CorpusRequest) Send(s *Server, run string, client *http.Client) CorpusResponse {
-	target := strings.ReplaceAll(req.Target, "{run}", run)
-	body := []byte(strings.ReplaceAll(req.Body, "{run}", run))
+func (req CorpusRequest) Send(s *Server, vars Vars, client *http.Client) CorpusResponse {
+	run := vars["run"]
+	target := vars.subst(req.Target)
+	body := []byte(vars.subst(req.Body))
 	ctype := ""
 	if req.Upload != nil {
 		var err error
-		if ctype, body, err = req.uploadBody(run); err != nil {
+		if ctype, body, err = req.uploadBody(vars); err != nil {
 			return CorpusResponse{Err: err.Error()}
 		}
 	}
@@ -258,7 +310,7 @@ func (req CorpusRequest) Send(s *Server, run string, client *http.Client) Corpus
 	hr.Header = req.Header.Clone()
 	for k, vs := range hr.Header {
 		for i, v := range vs {
-			hr.Header[k][i] = strings.ReplaceAll(v, "{run}", run)
+			hr.Header[k][i] = vars.subst(v)
 		}
 	}
 	if ctype != "" {
@@ -283,7 +335,7 @@ func (req CorpusRequest) Send(s *Server, run string, client *http.Client) Corpus
 		v = regexp.MustCompile(`\b`+strconv.Itoa(s.Port)+`\b`).ReplaceAllString(v, "<port>")
 		return regexp.MustCompile(`\b`+strconv.Itoa(s.Port-1000)+`\b`).ReplaceAllString(v, "<raft-port>")
 	}
-	out := CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(ports(text), run), Headers: map[string]string{}}
+	out := CorpusResponse{Status: resp.StatusCode, ContentType: ct, Body: Normalise(ports(text), run), Headers: map[string]string{}, Raw: text}
 	for _, h := range ComparedHeaders {
 		if v := resp.Header.Values(h); len(v) > 0 {
 			out.Headers[h] = Normalise(strings.Join(v, ", "), run)
@@ -339,17 +391,46 @@ func RunCorpus(reqs []CorpusRequest, servers []*Server, run string, rs *Results,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	got := map[string]map[string]CorpusResponse{}
 	var mu sync.Mutex
+	// nacosd's answer to each request, for the reference's poll-match
+	nacosdDone := make([]chan CorpusResponse, len(reqs))
+	for i := range nacosdDone {
+		nacosdDone[i] = make(chan CorpusResponse, 1)
+	}
+	hasNacosd := false
+	for _, s := range servers {
+		hasNacosd = hasNacosd || s.Name == TargetNacosd
+	}
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, r := range reqs {
+			vars := Vars{"run": run}
+			for i, r := range reqs {
 				start := time.Now()
-				resp := r.Send(s, run, client)
+				resp := r.Send(s, vars, client)
 				for r.Poll > 0 && r.meets(resp) != "" && time.Since(start) < r.Poll {
 					time.Sleep(20 * time.Millisecond)
-					resp = r.Send(s, run, client)
+					resp = r.Send(s, vars, client)
+				}
+				if s.Name == TargetNacosd {
+					nacosdDone[i] <- resp
+				} else if r.PollMatch > 0 && hasNacosd && s.Name == TargetReference {
+					var want CorpusResponse
+					select {
+					case want = <-nacosdDone[i]:
+						nacosdDone[i] <- want
+					case <-time.After(r.PollMatch + time.Minute):
+					}
+					for compareResponses(r.Compare, resp, want) != "" && time.Since(start) < r.PollMatch {
+						time.Sleep(20 * time.Millisecond)
+						resp = r.Send(s, vars, client)
+					}
+				}
+				for _, c := range r.Captures {
+					if m := c.Re.FindStringSubmatch(resp.Raw); m != nil {
+						vars[c.Name] = m[1]
+					}
 				}
 				ms := time.Since(start).Milliseconds()
 				res := Result{Scenario: "corpus/" + r.Name, Target: s.Name, OK: true, Ms: ms,
@@ -390,21 +471,32 @@ func compareResponses(mode string, ref, n CorpusResponse) string {
 	}
 	switch {
 	case ref.Status != n.Status:
-		return fmt.Sprintf("status %d vs %d; bodies %q vs %q", ref.Status, n.Status, short(ref.Body), short(n.Body))
+		return fmt.Sprintf("status java %d, nacosd %d; bodies java %q, nacosd %q", ref.Status, n.Status, short(ref.Body), short(n.Body))
 	case ref.ContentType != n.ContentType:
-		return fmt.Sprintf("content-type %q vs %q", ref.ContentType, n.ContentType)
+		return fmt.Sprintf("content-type java %q, nacosd %q", ref.ContentType, n.ContentType)
 	case mode == "status":
 		return ""
 	}
 	for _, h := range ComparedHeaders {
 		if rv, nv := ref.Headers[h], n.Headers[h]; rv != nv {
-			return fmt.Sprintf("header %s %q vs %q", h, rv, nv)
+			return fmt.Sprintf("header %s java %q, nacosd %q", h, rv, nv)
 		}
 	}
-	if ref.Body != n.Body {
-		return "body " + bodyDiff(ref.Body, n.Body)
+	if ref.Body == n.Body {
+		return ""
 	}
-	return ""
+	if mode == "unordered" || mode == "keys" {
+		va, okA := decodeNumbers(ref.Body)
+		vb, okB := decodeNumbers(n.Body)
+		if okA && okB {
+			ca, cb := canonical(va, mode == "unordered"), canonical(vb, mode == "unordered")
+			if ca == cb {
+				return ""
+			}
+			return "body (" + mode + ", canonical) " + bodyDiff(ca, cb)
+		}
+	}
+	return "body " + bodyDiff(ref.Body, n.Body)
 }
 
 // bodyDiff shows both bodies from a little before their first difference.
@@ -415,9 +507,60 @@ func bodyDiff(a, b string) string {
 	}
 	from := max(0, i-40)
 	if from > 0 {
-		return fmt.Sprintf("…%q vs …%q (at byte %d)", short(a[from:]), short(b[from:]), i)
+		return fmt.Sprintf("java …%q, nacosd …%q (at byte %d)", short(a[from:]), short(b[from:]), i)
 	}
-	return fmt.Sprintf("%q vs %q", short(a), short(b))
+	return fmt.Sprintf("java %q, nacosd %q", short(a), short(b))
+}
+
+// sameJSON reports whether a and b are the same JSON value when object
+// keys, and with anyOrder array elements too, may come in any order.
+func sameJSON(a, b string, anyOrder bool) bool {
+	va, okA := decodeNumbers(a)
+	vb, okB := decodeNumbers(b)
+	return okA && okB && canonical(va, anyOrder) == canonical(vb, anyOrder)
+}
+
+// bareHolder is a normalisation placeholder standing where a JSON value
+// goes ("lastBeat":<ms>).
+var bareHolder = regexp.MustCompile(`([:\[,]\s*)(<[a-z-]+>)`)
+
+// decodeNumbers decodes s keeping each number's text (1.0 stays 1.0);
+// placeholders in value positions are read as strings.
+func decodeNumbers(s string) (any, bool) {
+	s = bareHolder.ReplaceAllString(s, `$1"$2"`)
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil || d.More() {
+		return nil, false
+	}
+	return v, true
+}
+
+// canonical renders v with object keys sorted (encoding/json does) and,
+// with anyOrder, array elements sorted by their own canonical form.
+func canonical(v any, anyOrder bool) string {
+	switch t := v.(type) {
+	case map[string]any:
+		m := make(map[string]json.RawMessage, len(t))
+		for k, e := range t {
+			m[k] = json.RawMessage(canonical(e, anyOrder))
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	case []any:
+		parts := make([]string, len(t))
+		for i, e := range t {
+			parts[i] = canonical(e, anyOrder)
+		}
+		if anyOrder {
+			sort.Strings(parts)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	default:
+		b, _ := json.Marshal(t)
+		return string(b)
+	}
 }
 
 func short(s string) string {

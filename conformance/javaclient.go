@@ -7,57 +7,94 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
-// JavaClient runs the scenario program of javatest/client.
+// JavaClientVersions are the nacos-client versions whose scenarios run (all
+// on Maven Central); the first is the one Java Nacos 1.4.8 ships.
+var JavaClientVersions = []string{"1.4.8", "1.1.4", "1.2.1", "1.3.3", "1.4.2"}
+
+// JavaClient runs the scenario program of javatest/client built against one
+// nacos-client version.
 type JavaClient struct {
 	// Dir is javatest/client.
 	Dir string
 	// WorkDir receives the client's logs and snapshot cache.
 	WorkDir string
 	Logger  *slog.Logger
+	// Version is the nacos-client version ("" is 1.4.8).
+	Version string
 	// Image, when set, runs the program in that container image (host
 	// network, WorkDir bind-mounted at the same path) instead of a local JVM.
 	Image string
 	cp    string
 }
 
-// Build packages the Maven project (downloads land in ~/.m2) and reads the
-// classpath it wrote.
+func (j *JavaClient) version() string {
+	if j.Version == "" {
+		return JavaClientVersions[0]
+	}
+	return j.Version
+}
+
+// Prefix is the runner name of the table: "java" for 1.4.8, else
+// "java-<version>".
+func (j *JavaClient) Prefix() string {
+	if j.version() == JavaClientVersions[0] {
+		return "java"
+	}
+	return "java-" + j.version()
+}
+
+func (j *JavaClient) buildDir() string { return filepath.Join(j.Dir, "target", "v"+j.version()) }
+
+func (j *JavaClient) classes() string { return filepath.Join(j.buildDir(), "classes") }
+
+// Build packages the Maven project against the version's nacos-client
+// (downloads land in ~/.m2) and reads the classpath it wrote.
 func (j *JavaClient) Build(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "package", "-DskipTests")
+	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dnacos.version="+j.version(), "-Dbuild.dir="+j.buildDir(), "package", "-DskipTests")
 	cmd.Dir = j.Dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("conformance: mvn package in %s: %w\n%s", j.Dir, err, out)
+		return fmt.Errorf("conformance: mvn package in %s (nacos-client %s): %w\n%s", j.Dir, j.version(), err, out)
 	}
-	b, err := os.ReadFile(filepath.Join(j.Dir, "target", "classpath.txt"))
+	b, err := os.ReadFile(filepath.Join(j.buildDir(), "classpath.txt"))
 	if err != nil {
 		return fmt.Errorf("conformance: java classpath: %w", err)
 	}
-	j.cp = filepath.Join(j.Dir, "target", "classes") + string(os.PathListSeparator) + strings.TrimSpace(string(b))
+	j.cp = j.classes() + string(os.PathListSeparator) + strings.TrimSpace(string(b))
 	return nil
 }
 
-func (j *JavaClient) command(ctx context.Context, s *Server, scenarios ...string) *exec.Cmd {
-	dir := filepath.Join(j.WorkDir, s.Name)
+// javaProc is one running scenario program.
+type javaProc struct {
+	cmd  *exec.Cmd
+	name string // container name in container mode
+}
+
+func (j *JavaClient) command(ctx context.Context, s *Server, scenarios ...string) *javaProc {
+	dir := filepath.Join(j.WorkDir, s.Name+"-"+j.version())
 	args := []string{"-Xmx256m", "-XX:TieredStopAtLevel=1",
 		"-DJM.LOG.PATH=" + filepath.Join(dir, "logs"), "-DJM.SNAPSHOT.PATH=" + dir,
 		"-Dcom.alibaba.nacos.client.naming.local.ip=127.0.0.1", "-Dproject.name=conformance",
+		"-Dconformance.tag=v" + strings.ReplaceAll(j.version(), ".", ""),
 		"-cp", j.cp, "nacosd.conformance.Scenarios", s.Addr()}
 	args = append(args, scenarios...)
 	if j.Image == "" {
 		cmd := exec.CommandContext(ctx, "java", args...)
 		cmd.WaitDelay = 5 * time.Second
-		return cmd
+		return &javaProc{cmd: cmd}
 	}
 	args[len(args)-len(scenarios)-3] = "/app/classes:/app/lib/*" // the -cp value
-	name := fmt.Sprintf("nacosd-javatest-%s-%d", s.Name, time.Now().UnixNano())
+	name := fmt.Sprintf("nacosd-javatest-%s-%s-%d", s.Name, j.version(), time.Now().UnixNano())
 	docker := append([]string{"run", "--rm", "-i", "--name", name, "--network", "host",
 		"-v", j.WorkDir + ":" + j.WorkDir, j.Image, "java"}, args...)
 	cmd := exec.CommandContext(ctx, "docker", docker...)
@@ -66,7 +103,26 @@ func (j *JavaClient) command(ctx context.Context, s *Server, scenarios ...string
 		return cmd.Process.Kill()
 	}
 	cmd.WaitDelay = 10 * time.Second
-	return cmd
+	return &javaProc{cmd: cmd, name: name}
+}
+
+// pause stops the program's JVM (docker pause, or SIGSTOP) or lets it go on.
+func (p *javaProc) pause(on bool) error {
+	if p.name != "" {
+		verb := "unpause"
+		if on {
+			verb = "pause"
+		}
+		if out, err := exec.Command("docker", verb, p.name).CombinedOutput(); err != nil {
+			return fmt.Errorf("docker %s: %w %s", verb, err, out)
+		}
+		return nil
+	}
+	sig := syscall.SIGCONT
+	if on {
+		sig = syscall.SIGSTOP
+	}
+	return p.cmd.Process.Signal(sig)
 }
 
 // parseResult decodes a "RESULT {json}" line.
@@ -83,87 +139,167 @@ func parseResult(line, prefix, target string) (Result, bool) {
 	return r, true
 }
 
-// Run runs every scenario of the program except the restart scenario
-// against s and adds the results.
-func (j *JavaClient) Run(ctx context.Context, s *Server, rs *Results) error {
-	ctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
-	defer cancel()
-	cmd := j.command(ctx, s, "all")
-	logf, err := os.Create(filepath.Join(j.WorkDir, "java-"+s.Name+".stderr"))
+// phaseFunc acts on "PHASE <scenario> <name> [args]" and returns the line
+// the program reads before it goes on.
+type phaseFunc func(p *javaProc, fields []string) string
+
+// run runs the program with the scenario arguments against s, adds every
+// result and answers its phases with onPhase.
+func (j *JavaClient) run(ctx context.Context, s *Server, rs *Results, log string, onPhase phaseFunc, scenarios ...string) error {
+	p := j.command(ctx, s, scenarios...)
+	logf, err := os.Create(filepath.Join(j.WorkDir, log))
 	if err != nil {
 		return fmt.Errorf("conformance: java log: %w", err)
 	}
 	defer logf.Close()
-	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
+	p.cmd.Stderr = logf
+	in, err := p.cmd.StdinPipe()
+	if err != nil {
+		return fmt.Errorf("conformance: java stdin: %w", err)
+	}
+	out, err := p.cmd.StdoutPipe()
 	if err != nil {
 		return fmt.Errorf("conformance: java stdout: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := p.cmd.Start(); err != nil {
 		return fmt.Errorf("conformance: start java scenarios: %w", err)
 	}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if r, ok := parseResult(sc.Text(), "java/", s.Name); ok {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, "PHASE "); ok {
+			answer := "fail no harness for " + rest
+			if onPhase != nil {
+				answer = onPhase(p, strings.Fields(rest))
+			}
+			io.WriteString(in, answer+"\n")
+			continue
+		}
+		if r, ok := parseResult(line, j.Prefix()+"/", s.Name); ok {
 			j.Logger.Info("result", "target", s.Name, "scenario", r.Scenario, "ok", r.OK, "ms", r.Ms, "detail", r.Detail)
 			rs.Add(r)
 		}
 	}
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("conformance: java scenarios on %s: %w", s.Name, err)
+	in.Close()
+	if err := p.cmd.Wait(); err != nil {
+		return fmt.Errorf("conformance: java %s scenarios on %s: %w", j.version(), s.Name, err)
 	}
 	return nil
 }
 
-// RunRestart runs naming.restart.reregister: the program registers an
-// instance, the harness restarts s when asked, and the program waits for the
-// client to re-register (beat answered with 20404).
-func (j *JavaClient) RunRestart(ctx context.Context, s *Server, rs *Results) error {
-	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+// Run runs the quick scenarios ("all") against s.
+func (j *JavaClient) Run(ctx context.Context, s *Server, rs *Results) error {
+	ctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
+	defer cancel()
+	return j.run(ctx, s, rs, "java-"+j.version()+"-"+s.Name+".stderr", nil, "all")
+}
+
+// RunSlow runs the scenarios that wait for beat timeouts: beat expiry, and
+// naming.beat.resume, whose process the harness pauses until the server
+// has dropped its instance and then resumes.
+func (j *JavaClient) RunSlow(ctx context.Context, s *Server, rs *Results) error {
+	ctx, cancel := context.WithTimeout(ctx, 6*time.Minute)
+	defer cancel()
+	return j.run(ctx, s, rs, "java-slow-"+j.version()+"-"+s.Name+".stderr", func(p *javaProc, f []string) string {
+		if len(f) != 4 || f[1] != "pause" {
+			return "fail unknown phase " + strings.Join(f, " ")
+		}
+		return pauseUntilExpired(s, p, f[2], "127.0.0.1:"+f[3])
+	}, "slow")
+}
+
+// pauseUntilExpired pauses p until s no longer lists addr in service, then
+// resumes it and waits until s lists addr again. It answers "back <ms>"
+// (from the resume) or "fail <why>".
+func pauseUntilExpired(s *Server, p *javaProc, service, addr string) string {
+	listed := func() (bool, error) {
+		_, body, err := httpGetString(s.URL("/nacos/v1/ns/instance/list?serviceName=" + url.QueryEscape(service)))
+		if err != nil {
+			return false, err
+		}
+		ip, port, _ := strings.Cut(addr, ":")
+		return strings.Contains(body, `"ip":"`+ip+`","port":`+port+`,`), nil
+	}
+	if err := p.pause(true); err != nil {
+		return "fail pause: " + err.Error()
+	}
+	if _, err := eventually(50*time.Second, func() error {
+		if ok, err := listed(); err != nil || ok {
+			return fmt.Errorf("still listed (%v)", err)
+		}
+		return nil
+	}); err != nil {
+		p.pause(false)
+		return "fail while paused: " + err.Error()
+	}
+	if err := p.pause(false); err != nil {
+		return "fail resume: " + err.Error()
+	}
+	d, err := eventually(30*time.Second, func() error {
+		if ok, err := listed(); err != nil || !ok {
+			return fmt.Errorf("not listed again (%v)", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return "fail after the resume: " + err.Error()
+	}
+	return fmt.Sprintf("back %d", d.Milliseconds())
+}
+
+// RunRestart runs naming.restart.reregister of every client against s at
+// once: each program registers an instance and waits; when all have, the
+// harness restarts s once and lets them go on; each then waits for its
+// client to register again (beat answered with 20404).
+func RunRestart(ctx context.Context, s *Server, rs *Results, clients []*JavaClient) {
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
 	const name = "naming.restart.reregister"
-	cmd := j.command(ctx, s, name)
-	logf, err := os.Create(filepath.Join(j.WorkDir, "java-restart-"+s.Name+".stderr"))
-	if err != nil {
-		return fmt.Errorf("conformance: java log: %w", err)
+	var mu sync.Mutex
+	waiting := 0
+	restarted := make(chan error)
+	var restartErr error
+	var once sync.Once
+	doRestart := func() {
+		once.Do(func() {
+			restartErr = s.Restart(ctx, 3*time.Minute)
+			close(restarted)
+		})
 	}
-	defer logf.Close()
-	cmd.Stderr = logf
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return fmt.Errorf("conformance: java stdin: %w", err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return fmt.Errorf("conformance: java stdout: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("conformance: start java restart scenario: %w", err)
-	}
-	got := false
-	sc := bufio.NewScanner(out)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "PHASE ") {
-			if err := s.Restart(ctx, 3*time.Minute); err != nil {
-				rs.Add(Result{Scenario: "java/" + name, Target: s.Name, Ms: -1, Detail: "restart: " + err.Error()})
-				in.Close()
-				cmd.Process.Kill()
-				cmd.Wait()
-				return err
+	var wg sync.WaitGroup
+	for _, j := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got := false
+			sub := NewResults()
+			err := j.run(ctx, s, sub, "java-restart-"+j.version()+"-"+s.Name+".stderr", func(*javaProc, []string) string {
+				mu.Lock()
+				waiting++
+				all := waiting == len(clients)
+				mu.Unlock()
+				if all {
+					doRestart()
+				}
+				select {
+				case <-restarted:
+				case <-time.After(90 * time.Second): // a client never reached its phase
+					doRestart()
+					<-restarted
+				}
+				if restartErr != nil {
+					return "fail restart: " + restartErr.Error()
+				}
+				return "go"
+			}, name)
+			if r, ok := sub.Get(j.Prefix()+"/"+name, s.Name); ok {
+				got = true
+				rs.Add(r)
 			}
-			io.WriteString(in, "go\n")
-			continue
-		}
-		if r, ok := parseResult(line, "java/", s.Name); ok {
-			got = true
-			rs.Add(r)
-		}
+			if !got {
+				rs.Add(Result{Scenario: j.Prefix() + "/" + name, Target: s.Name, Ms: -1, Detail: fmt.Sprintf("no result (%v)", err)})
+			}
+		}()
 	}
-	in.Close()
-	err = cmd.Wait()
-	if !got {
-		rs.Add(Result{Scenario: "java/" + name, Target: s.Name, Ms: -1, Detail: fmt.Sprintf("no result (%v)", err)})
-	}
-	return nil
+	wg.Wait()
 }

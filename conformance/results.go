@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -92,13 +93,18 @@ func LoadKnownFailures(path string) (KnownFailures, error) {
 	return kf, sc.Err()
 }
 
-// Reason returns why scenario is a known failure, if it is one.
+// Reason returns why scenario is a known failure, if it is one. A key
+// is the scenario name, a prefix ending in '*', or a path.Match pattern
+// ("java*/config.x": every Java client version).
 func (kf KnownFailures) Reason(scenario string) (string, bool) {
 	if r, ok := kf[scenario]; ok {
 		return r, true
 	}
 	for k, r := range kf {
 		if p, ok := strings.CutSuffix(k, "*"); ok && strings.HasPrefix(scenario, p) {
+			return r, true
+		}
+		if ok, _ := path.Match(k, scenario); ok {
 			return r, true
 		}
 	}

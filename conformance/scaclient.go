@@ -15,11 +15,18 @@ import (
 	"time"
 )
 
-// SpringCloud drives the Spring Cloud Alibaba 2021.0.1.0 app of
-// javatest/spring-cloud (a provider and a consumer) against one target.
+// SpringCloud drives a Spring Cloud Alibaba app (a provider and a
+// consumer) against one target: javatest/spring-cloud (2021.0.1.0, Boot
+// 2.6, config by spring.config.import, Spring Cloud LoadBalancer) or
+// javatest/spring-cloud-2.2 (2.2.5.RELEASE, Boot 2.3, bootstrap config,
+// Ribbon).
 type SpringCloud struct {
-	// Dir is javatest/spring-cloud.
+	// Dir is javatest/spring-cloud or javatest/spring-cloud-2.2.
 	Dir string
+	// Prefix is the runner name of the table ("sca", "sca-2.2.5").
+	Prefix string
+	// ConfigVia says how the app loads its Nacos config (table detail).
+	ConfigVia string
 	// WorkDir receives the apps' logs and Nacos snapshots.
 	WorkDir string
 	// RunID makes application names and data ids unique per suite run.
@@ -42,6 +49,13 @@ func (a *SpringCloud) Build(ctx context.Context) error {
 	}
 	a.cp = filepath.Join(a.Dir, "target", "classes") + string(os.PathListSeparator) + strings.TrimSpace(string(b))
 	return nil
+}
+
+func (a *SpringCloud) prefix() string {
+	if a.Prefix == "" {
+		return "sca"
+	}
+	return a.Prefix
 }
 
 // Classpath returns the classpath Build read.
@@ -69,7 +83,7 @@ func (p *app) stop() {
 }
 
 func (a *SpringCloud) start(s *Server, role string, port int, args ...string) (*app, error) {
-	dir := filepath.Join(a.WorkDir, "sca-"+s.Name+"-"+role)
+	dir := filepath.Join(a.WorkDir, a.prefix()+"-"+s.Name+"-"+role)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("conformance: sca dir: %w", err)
 	}
@@ -80,11 +94,11 @@ func (a *SpringCloud) start(s *Server, role string, port int, args ...string) (*
 	if a.Image == "" {
 		p.cmd = exec.Command("java", append(append(jvm, a.cp), tail...)...)
 	} else {
-		p.name = fmt.Sprintf("nacosd-sca-%s-%s-%d", s.Name, role, time.Now().UnixNano())
+		p.name = fmt.Sprintf("nacosd-%s-%s-%s-%d", a.prefix(), s.Name, role, time.Now().UnixNano())
 		docker := []string{"run", "--rm", "--name", p.name, "--network", "host", "-v", a.WorkDir + ":" + a.WorkDir, a.Image, "java"}
 		p.cmd = exec.Command("docker", append(append(append(docker, jvm...), "/app/classes:/app/lib/*"), tail...)...)
 	}
-	logf, err := os.Create(filepath.Join(a.WorkDir, "sca-"+s.Name+"-"+role+".log"))
+	logf, err := os.Create(filepath.Join(a.WorkDir, a.prefix()+"-"+s.Name+"-"+role+".log"))
 	if err != nil {
 		return nil, fmt.Errorf("conformance: sca log: %w", err)
 	}
@@ -142,7 +156,7 @@ func instancePorts(s *Server, service string) ([]int, error) {
 // LoadBalancer, and deregistration at shutdown.
 func (a *SpringCloud) Run(ctx context.Context, s *Server, rs *Results) {
 	add := func(name string, d time.Duration, detail string, err error) {
-		r := Result{Scenario: "sca/" + name, Target: s.Name, OK: err == nil, Ms: d.Milliseconds(), Detail: detail}
+		r := Result{Scenario: a.prefix() + "/" + name, Target: s.Name, OK: err == nil, Ms: d.Milliseconds(), Detail: detail}
 		if d < 0 {
 			r.Ms = -1
 		}
@@ -151,8 +165,9 @@ func (a *SpringCloud) Run(ctx context.Context, s *Server, rs *Results) {
 		}
 		rs.Add(r)
 	}
-	provider, consumer := "sca-prov-"+a.RunID, "sca-cons-"+a.RunID
-	shared := "sca-shared-" + a.RunID + ".yaml"
+	tag := strings.ReplaceAll(a.prefix(), ".", "")
+	provider, consumer := tag+"-prov-"+a.RunID, tag+"-cons-"+a.RunID
+	shared := tag + "-shared-" + a.RunID + ".yaml"
 	if err := publish(s, provider+".yaml", "greeting: v1"); err != nil {
 		add("provider.start", 0, "", err)
 		return
@@ -217,7 +232,7 @@ func (a *SpringCloud) Run(ctx context.Context, s *Server, rs *Results) {
 	case g != "v1" || sh != "s1":
 		add("config.load", 0, "", fmt.Errorf("greeting %q shared %q, want v1 s1", g, sh))
 	default:
-		add("config.load", -1, "app config and shared config via spring.config.import", nil)
+		add("config.load", -1, "app config and shared config via "+a.ConfigVia, nil)
 	}
 
 	d, err = eventually(60*time.Second, func() error {

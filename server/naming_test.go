@@ -45,7 +45,7 @@ func TestNamingHTTPErrors(t *testing.T) {
 		{"empty group", "POST", "/nacos/v1/ns/instance", v("serviceName", "@@s", "ip", "1.1.1.1", "port", "1"), 400, "caused: Param 'serviceName' is illegal, groupName can't be empty;"},
 		{"bad metadata", "POST", "/nacos/v1/ns/instance", v("serviceName", "s", "ip", "1.1.1.1", "port", "1", "metadata", "a=b=c"), 500, "caused: metadata format incorrect:a=b=c;"},
 		{"beat json parsed before serviceName", "PUT", "/nacos/v1/ns/instance/beat", v("beat", "{"), 500,
-			"caused: errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed.  ;caused: unexpected EOF;"},
+			"caused: errCode: 101, errMsg: Nacos deserialize for class [com.alibaba.nacos.naming.healthcheck.RsInfo] failed.  ;caused: Unexpected end-of-input: expected close marker for Object (start marker at [Source: (String)\"{\"; line: 1, column: 1])\n at [Source: (String)\"{\"; line: 1, column: 2];"}, // the reference's words
 		{"beat port parsed before serviceName", "PUT", "/nacos/v1/ns/instance/beat", v("port", "x"), 400, `caused: For input string: "x";`},
 		{"beat unknown", "PUT", "/nacos/v1/ns/instance/beat", v("serviceName", "s", "ip", "1.1.1.1", "port", "1"), 200, `{"clientBeatInterval":5000,"code":20404}`},
 		{"detail no service", "GET", "/nacos/v1/ns/instance", v("serviceName", "nope", "ip", "1.1.1.1", "port", "1"), 500, "caused: no service DEFAULT_GROUP@@nope found!;"},

@@ -410,7 +410,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
-		ErrorHandler:          httpapi.ErrorHandler(s.log),
+		ErrorHandler:          httpapi.ErrorHandlerIn(s.log, s.cfg.ContextPath),
 		BodyLimit:             32 << 20,
 		ReadBufferSize:        32 << 10,
 		ReduceMemoryUsage:     true,          // held long polls must not keep their 32 KiB read buffers

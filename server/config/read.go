@@ -116,7 +116,8 @@ type SearchRow struct {
 	WithType bool
 }
 
-// Search lists configs in id order. Blur uses SQL LIKE for tenant, dataId
+// Search lists configs in id order (blur with a dataId: in index order).
+// Blur uses SQL LIKE for tenant, dataId
 // and group when they contain '*' ('*' → '%', '_' matches one char) and
 // equality otherwise; appName is always exact. With config tags a config is
 // listed once per matching tag and type is not selected.
@@ -171,7 +172,23 @@ func (s *Service) Search(r SearchRequest) (total int, rows []SearchRow) {
 		all = append(all, SearchRow{Info: in, WithType: !r.Blur})
 	}
 	s.mu.RUnlock()
-	sort.SliceStable(all, func(i, j int) bool { return all[i].Info.ID < all[j].Info.ID })
+	if r.Blur && !compat.JavaIsBlank(r.DataID) && tags == nil {
+		// data_id LIKE ? makes embedded Derby read the unique index
+		// (data_id, group_id, tenant_id): rows come in its order (seen on
+		// the 1.4.8 reference); without it, in id order
+		sort.SliceStable(all, func(i, j int) bool {
+			a, b := all[i].Info, all[j].Info
+			if a.DataID != b.DataID {
+				return a.DataID < b.DataID
+			}
+			if a.Group != b.Group {
+				return a.Group < b.Group
+			}
+			return a.Tenant < b.Tenant
+		})
+	} else {
+		sort.SliceStable(all, func(i, j int) bool { return all[i].Info.ID < all[j].Info.ID })
+	}
 	return len(all), pageSlice(all, r.PageNo, r.PageSize)
 }
 

@@ -35,6 +35,16 @@ func MountAuth(r fiber.Router, a *auth.Service) {
 	r.Get("/v1/auth/permissions", h.listPermissions)
 	r.Post("/v1/auth/permissions", h.addPermission)
 	r.Delete("/v1/auth/permissions", h.deletePermission)
+	// any other method: Spring's HttpRequestMethodNotSupportedException
+	// through ConsoleExceptionHandler
+	for _, base := range []string{"/v1/auth", "/v1/auth/users"} {
+		for _, p := range []string{"", "/login", "/search", "/password"} {
+			r.All(base+p, methodNotSupported)
+		}
+	}
+	for _, p := range []string{"/v1/auth/roles", "/v1/auth/roles/search", "/v1/auth/permissions"} {
+		r.All(p, methodNotSupported)
+	}
 }
 
 // plain drops the /v1/cs content type of the shared Spring parameter

@@ -36,7 +36,7 @@ func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
 		{fiber.MethodGet, "/v1/cs/communication/configWatchers", h.configWatchers},
 		{fiber.MethodGet, "/v1/cs/communication/watcherConfigs", h.watcherConfigs},
 		{fiber.MethodPost, "/v1/cs/ops/localCache", h.text200},
-		{fiber.MethodPut, "/v1/cs/ops/log", h.text200},
+		{fiber.MethodPut, "/v1/cs/ops/log", opsLog("200")},
 		{fiber.MethodGet, "/v1/cs/health", h.health},
 		{fiber.MethodGet, "/v1/cs/ops/derby", h.derby},
 	}
@@ -279,8 +279,12 @@ func (h *configHandlers) delete(c *fiber.Ctx, p Params) error {
 	return sendCfgJSON(c, []byte("true"))
 }
 
-// longList reads a List<Long> @RequestParam: every value, comma-split,
-// trimmed, empty elements dropped. present is false when absent.
+// longList reads a List<Long> @RequestParam as Spring binds it: one value
+// is comma-split (empty elements dropped, each trimmed) and a bad element
+// fails the whole value ('java.lang.String', the NumberFormatException
+// naming the trimmed value); several values are the elements themselves
+// ('java.lang.String[]', naming the first bad one). present is false when
+// absent.
 func longList(c *fiber.Ctx, name string) (ids []int64, present bool, err error) {
 	var raw [][]byte
 	raw = append(raw, c.Request().URI().QueryArgs().PeekMulti(name)...)
@@ -290,19 +294,34 @@ func longList(c *fiber.Ctx, name string) (ids []int64, present bool, err error) 
 	if len(raw) == 0 {
 		return nil, false, nil
 	}
-	for _, r := range raw {
-		for _, f := range strings.Split(string(r), ",") {
-			f = strings.TrimSpace(f)
+	bad := func(typ, input string) error {
+		return compat.ConfigServerError(`Failed to convert value of type '`+typ+`' to required type 'java.util.List'; nested exception is java.lang.NumberFormatException: For input string: "`+input+`"`,
+			`For input string: "`+input+`"`)
+	}
+	if len(raw) == 1 {
+		for _, f := range strings.Split(string(raw[0]), ",") {
+			f = compat.JavaTrim(f)
 			if f == "" {
 				continue
 			}
 			n, perr := strconv.ParseInt(f, 10, 64)
 			if perr != nil {
-				return nil, true, compat.ConfigServerError(`Failed to convert value of type 'java.lang.String[]' to required type 'java.util.List'; nested exception is java.lang.NumberFormatException: For input string: "`+f+`"`,
-					`For input string: "`+f+`"`)
+				return nil, true, bad("java.lang.String", compat.JavaTrim(string(raw[0])))
 			}
 			ids = append(ids, n)
 		}
+		return ids, true, nil
+	}
+	for _, r := range raw {
+		f := compat.JavaTrim(string(r))
+		if f == "" {
+			continue
+		}
+		n, perr := strconv.ParseInt(f, 10, 64)
+		if perr != nil {
+			return nil, true, bad("java.lang.String[]", f)
+		}
+		ids = append(ids, n)
 	}
 	return ids, true, nil
 }
@@ -478,7 +497,25 @@ func (h *configHandlers) stopBeta(c *fiber.Ctx, p Params) error {
 
 // dataChange is the inter-node notify; with raft every node's cache follows
 // the log, so it only acknowledges.
-func (h *configHandlers) dataChange(c *fiber.Ctx) error { return sendCfgJSON(c, []byte("true")) }
+// dataChange is GET /v1/cs/communication/dataChange, the notification a
+// Java node sends its peers after a write (dataId and group are required
+// @RequestParams). nacosd nodes share configs through raft, so there is
+// nothing to re-read: the answer is Java's true.
+func (h *configHandlers) dataChange(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	if _, err := p.SpringRequired("dataId"); err != nil {
+		return err
+	}
+	if _, err := p.SpringRequired("group"); err != nil {
+		return err
+	}
+	if lm := c.Get("lastModified"); lm != "" { // Long.parseLong of the header
+		if _, err := strconv.ParseInt(lm, 10, 64); err != nil {
+			return compat.IllegalArgument(`For input string: "` + lm + `"`)
+		}
+	}
+	return sendCfgJSON(c, []byte("true"))
+}
 
 // String results go through StringHttpMessageConverter: text/plain.
 func (h *configHandlers) text200(c *fiber.Ctx) error { return SendText(c, "200") }

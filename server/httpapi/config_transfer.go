@@ -26,8 +26,8 @@ func (h *configHandlers) export(c *fiber.Ctx, p Params, v2 bool) error {
 	if err != nil {
 		return err
 	}
-	if !present { // ids.removeAll(...) on a null list: NullPointerException
-		return compat.ConfigServerError("")
+	if !present { // ids.removeAll(...) on a null list: NullPointerException (Java 17's words)
+		return compat.ConfigServerError(`Cannot invoke "java.util.List.removeAll(java.util.Collection)" because "ids" is null`)
 	}
 	list := h.s.ExportList(config.ExportFilter{IDs: ids, DataID: dataID, Group: group, AppName: appName, Tenant: tenant})
 	items := make([]compat.ExportItem, len(list))
@@ -43,7 +43,8 @@ func (h *configHandlers) export(c *fiber.Ctx, p Params, v2 bool) error {
 		return err
 	}
 	c.Set(fiber.HeaderContentDisposition, "attachment;filename="+compat.ExportFileName(now))
-	return sendCfgJSON(c, zb)
+	c.Set(fiber.HeaderContentType, "application/octet-stream;charset=UTF-8") // ResponseEntity's, charset from NacosWebFilter
+	return c.Send(zb)
 }
 
 func resultJSON(code int, msg string, r *compat.ImportResult) []byte {
@@ -108,11 +109,22 @@ func policyParam(p Params) (config.Policy, error) {
 	v := p.Spring("policy", "ABORT")
 	pol, ok := config.ParsePolicy(v)
 	if !ok {
-		return "", compat.ConfigServerError("Failed to convert value of type 'java.lang.String' to required type 'com.alibaba.nacos.config.server.model.SameConfigPolicy'; nested exception is org.springframework.core.convert.ConversionFailedException: Failed to convert from type [java.lang.String] to type [@org.springframework.web.bind.annotation.RequestParam com.alibaba.nacos.config.server.model.SameConfigPolicy] for value '"+v+"'; nested exception is java.lang.IllegalArgumentException: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy."+v,
-			"Failed to convert from type [java.lang.String] to type [@org.springframework.web.bind.annotation.RequestParam com.alibaba.nacos.config.server.model.SameConfigPolicy] for value '"+v+"'; nested exception is java.lang.IllegalArgumentException: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy."+v,
+		// Spring 5.3's ConversionFailedException: "for value [<concise>]"
+		cv := springConcise(v)
+		return "", compat.ConfigServerError("Failed to convert value of type 'java.lang.String' to required type 'com.alibaba.nacos.config.server.model.SameConfigPolicy'; nested exception is org.springframework.core.convert.ConversionFailedException: Failed to convert from type [java.lang.String] to type [@org.springframework.web.bind.annotation.RequestParam com.alibaba.nacos.config.server.model.SameConfigPolicy] for value ["+cv+"]; nested exception is java.lang.IllegalArgumentException: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy."+v,
+			"Failed to convert from type [java.lang.String] to type [@org.springframework.web.bind.annotation.RequestParam com.alibaba.nacos.config.server.model.SameConfigPolicy] for value ["+cv+"]; nested exception is java.lang.IllegalArgumentException: No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy."+v,
 			"No enum constant com.alibaba.nacos.config.server.model.SameConfigPolicy."+v)
 	}
 	return pol, nil
+}
+
+// springConcise is ObjectUtils.nullSafeConciseToString for a string: at
+// most 100 characters, then " (truncated)...".
+func springConcise(v string) string {
+	if r := []rune(v); len(r) > 100 {
+		return string(r[:100]) + " (truncated)..."
+	}
+	return v
 }
 
 type cloneBean struct {
@@ -177,6 +189,9 @@ func (h *configHandlers) clone(c *fiber.Ctx, p Params) error {
 	}
 	var beans []*cloneBean
 	if body := c.Body(); len(body) > 0 {
+		if msg, cause, ok := compat.SpringBodyError(string(body), "java.util.ArrayList<com.alibaba.nacos.config.server.controller.parameters.SameNamespaceCloneConfigBean>", true); ok {
+			return compat.ConfigServerError(msg, cause)
+		}
 		if err := json.Unmarshal(body, &beans); err != nil {
 			return compat.ConfigServerError("JSON parse error: "+err.Error(), err.Error())
 		}

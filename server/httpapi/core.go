@@ -70,6 +70,8 @@ func MountCore(r fiber.Router, cl Cluster, mb Membership) {
 		{fiber.MethodGet, "/v1/console/health/liveness", h.liveness},
 		{fiber.MethodGet, "/v1/console/health/readiness", h.readiness},
 		{fiber.MethodGet, "/v1/console/server/state", h.serverState},
+		{fiber.MethodPut, "/v1/core/ops/log", opsLog("200")},
+		{fiber.MethodGet, "/v1/cmdb/ops/label", cmdbLabel},
 	}
 	for _, rt := range routes {
 		r.Add(rt.method, rt.path, rt.handler)
@@ -78,6 +80,40 @@ func MountCore(r fiber.Router, cl Cluster, mb Membership) {
 		}
 		r.All(rt.path, methodNotSupported)
 	}
+}
+
+// opsLog is PUT .../ops/log (CoreOpsController, ConfigOpsController,
+// OperatorController): logName and logLevel are required @RequestParams and
+// the answer is the controller's constant. nacosd logs through one slog
+// handler, whose level is set at start (nacosd.log-level); Java's per-logger
+// levels are not kept, so the call changes nothing.
+func opsLog(answer string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		p := ParamsOf(c)
+		if _, err := p.SpringRequired("logName"); err != nil {
+			return err
+		}
+		if _, err := p.SpringRequired("logLevel"); err != nil {
+			return err
+		}
+		return SendText(c, answer)
+	}
+}
+
+// cmdbLabel is GET /v1/cmdb/ops/label: entry and label are required
+// (WebUtils.required); without a CMDB plugin (nacosd has none, Java loads
+// none by default) the label has no value: 200, no body, no content type.
+func cmdbLabel(c *fiber.Ctx) error {
+	p := ParamsOf(c)
+	if _, err := p.Required("entry"); err != nil {
+		return err
+	}
+	if _, err := p.Required("label"); err != nil {
+		return err
+	}
+	c.Response().Header.SetNoDefaultContentType(true)
+	c.Status(fiber.StatusOK)
+	return nil
 }
 
 // methodNotSupported is Spring's HttpRequestMethodNotSupportedException
@@ -188,6 +224,9 @@ func (h *coreHandlers) report(c *fiber.Ctx) error {
 	}
 	if len(body) == 0 {
 		return compat.ServerError("Required request body is missing: " + reportSignature)
+	}
+	if msg, cause, bad := compat.SpringBodyError(string(body), "com.alibaba.nacos.core.cluster.Member", false); bad {
+		return compat.ServerError(msg, cause)
 	}
 	m, ok, err := compat.ParseReportedMember(body)
 	if err != nil {

@@ -23,7 +23,22 @@ const (
 // body too large) as Spring's /error JSON; anything else as a 500 "caused:"
 // body, logged.
 func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
+	return ErrorHandlerIn(log, "/nacos")
+}
+
+// ErrorHandlerIn is ErrorHandler for an application under contextPath:
+// an unknown path outside it is Tomcat's own 404 page (no Spring servlet
+// serves there).
+func ErrorHandlerIn(log *slog.Logger, contextPath string) fiber.ErrorHandler {
 	return func(c *fiber.Ctx, err error) error {
+		var nf *fiber.Error
+		if errors.As(err, &nf) && nf.Code == fiber.StatusNotFound && contextPath != "" {
+			if p := string(c.Request().URI().Path()); p != contextPath && !strings.HasPrefix(p, contextPath+"/") {
+				c.Set(fiber.HeaderContentType, "text/html;charset=utf-8")
+				c.Set("Content-Language", "en")
+				return c.Status(fiber.StatusNotFound).SendString(tomcatNotFound)
+			}
+		}
 		var ce *compat.Error
 		if errors.As(err, &ce) {
 			ct := ce.ContentType
@@ -47,6 +62,29 @@ func ErrorHandler(log *slog.Logger) fiber.ErrorHandler {
 	}
 }
 
+// tomcatNotFound is Tomcat 9's error page for a path no application serves.
+const tomcatNotFound = `<!doctype html><html lang="en"><head><title>HTTP Status 404 – Not Found</title><style type="text/css">body {font-family:Tahoma,Arial,sans-serif;} h1, h2, h3, b {color:white;background-color:#525D76;} h1 {font-size:22px;} h2 {font-size:16px;} h3 {font-size:14px;} p {font-size:12px;} a {color:black;} .line {height:1px;background-color:#525D76;border:none;}</style></head><body><h1>HTTP Status 404 – Not Found</h1></body></html>`
+
+// rfdSafeExtensions are the extensions after which Spring writes a JSON
+// answer without its reflected-file-download guard
+// (AbstractMessageConverterMethodProcessor.SAFE_EXTENSIONS).
+var rfdSafeExtensions = map[string]bool{"txt": true, "text": true, "yml": true, "properties": true, "csv": true,
+	"json": true, "xml": true, "atom": true, "rss": true, "png": true, "jpe": true, "jpeg": true, "jpg": true,
+	"gif": true, "wbmp": true, "bmp": true}
+
+// rfdGuard sets Spring's Content-Disposition: inline;filename=f.txt on a
+// JSON error for a path whose last segment has an extension that is not
+// safe.
+func rfdGuard(c *fiber.Ctx) {
+	p := string(c.Request().URI().Path())
+	seg := p[strings.LastIndexByte(p, '/')+1:]
+	if i := strings.LastIndexByte(seg, '.'); i >= 0 {
+		if ext := strings.ToLower(seg[i+1:]); ext != "" && !rfdSafeExtensions[ext] {
+			c.Set(fiber.HeaderContentDisposition, "inline;filename=f.txt")
+		}
+	}
+}
+
 // SendSpringError writes Spring Boot's /error JSON, the body of every
 // response.sendError in Java Nacos (console-auth-core-v1.md §1.5):
 // {"timestamp","status","error","message","path"}.
@@ -65,6 +103,7 @@ func SendSpringError(c *fiber.Ctx, status int, message string) error {
 		ct = compat.ConfigContentTypeJSON
 	}
 	c.Set(fiber.HeaderContentType, ct)
+	rfdGuard(c)
 	return c.Status(status).Send(w.Bytes())
 }
 

@@ -42,8 +42,8 @@ func (h *namespaceHandlers) get(c *fiber.Ctx) error {
 				Type: 0, Desc: strp("Public Namespace")}
 		} else {
 			t, ok := h.s.Namespace(id)
-			if !ok { // NullPointerException in Java
-				return compat.ServerError("")
+			if !ok { // NullPointerException in Java (Java 17's words)
+				return compat.ServerError(`Cannot invoke "com.alibaba.nacos.config.server.model.TenantInfo.getTenantName()" because "tenantInfo" is null`)
 			}
 			n = compat.Namespace{ID: t.ID, ShowName: t.Name, Quota: namespaceQuota, ConfigCount: h.s.CountTenant(id), Type: 2, Desc: t.Desc}
 		}

@@ -35,13 +35,16 @@ type NamingDeps struct {
 	Distro DistroDeps
 }
 
-type namingHandlers struct{ NamingDeps }
+type namingHandlers struct {
+	NamingDeps
+	oldPeer oldRaftPeer
+}
 
 // MountNaming registers every /v1/ns endpoint on r (the context-path group).
 // Paths Java Nacos does not serve answer 501 "no such api" as its
 // DistroFilter does (naming-v1.md §1.2, §1.3).
 func MountNaming(r fiber.Router, d NamingDeps) {
-	h := &namingHandlers{d}
+	h := &namingHandlers{NamingDeps: d}
 	dh := &distroHandlers{d.Distro}
 	cd := dh.canDistro // DistroFilter on the @CanDistro handlers
 	ns := r.Group("/v1/ns", h.trafficRevise)
@@ -91,11 +94,7 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 		ns.Get(base+"/servers", h.servers)
 		ns.Get(base+"/distro/server", h.distroServer)
 		ns.Get(base+"/distro/status", h.distroStatus)
-		ns.Put(base+"/log", h.putLog)
-		ns.Get(base+"/cluster/state", h.clusterState)
-		ns.Add(fiber.MethodGet, base+"/server/status", h.serverStatus)
-		ns.Add(fiber.MethodPost, base+"/server/status", h.serverStatus)
-		ns.Add(fiber.MethodPut, base+"/server/status", h.serverStatus)
+		ns.Put(base+"/log", opsLog("ok"))
 	}
 	// The old HTTP raft of 1.3 is switched off in every 1.4.8 server once its
 	// members report 1.4+: each endpoint throws IllegalStateException (§7.2).
@@ -106,6 +105,13 @@ func MountNaming(r fiber.Router, d NamingDeps) {
 		{"GET", "/leader"}, {"GET", "/listeners"},
 	} {
 		ns.Add(rt.method, "/raft"+rt.path, oldRaft)
+		// RaftController's second mapping, /nacos/v1/ns/raft, under the
+		// context path: outside /v1/ns/*, so no naming filter runs
+		r.Add(rt.method, "/nacos/v1/ns/raft"+rt.path, oldRaft)
+	}
+	for _, base := range []string{"/operator", "/ops"} {
+		ns.Get(base+"/cluster/state", h.oldRaftClusterState)
+		ns.All(base+"/server/status", h.oldServerStatus) // @RequestMapping: every method
 	}
 	// ControllerMethodsCache registers @GetMapping("checkers") on /v1/ns/health
 	// as /v1/ns/healthcheckers: it passes DistroFilter, then Spring finds no
@@ -151,16 +157,22 @@ func userAgent(c *fiber.Ctx) string {
 }
 
 // groupedServiceName is DistroFilter's rewrite of serviceName (or dom).
+// A blank serviceName gives way to dom; a blank value is passed on as it is
+// (neither trimmed nor grouped).
 func groupedServiceName(p Params) (string, bool) {
 	v, ok := p.Raw("serviceName")
-	if !ok {
-		v, ok = p.Raw("dom")
+	if !ok || naming.JavaTrimBlank(v) {
+		if d, okd := p.Raw("dom"); okd {
+			v, ok = d, true
+		}
 	}
 	if !ok {
 		return "", false
 	}
-	v = compat.JavaTrim(v)
-	return naming.GroupedName(v, p.Optional("groupName", naming.DefaultGroup)), true
+	if naming.JavaTrimBlank(v) {
+		return v, true
+	}
+	return naming.GroupedName(compat.JavaTrim(v), p.Optional("groupName", naming.DefaultGroup)), true
 }
 
 // requiredService is WebUtils.required(serviceName) on the rewritten value.

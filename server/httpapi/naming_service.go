@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"net/url"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -112,11 +111,7 @@ func (h *namingHandlers) serviceForm(p Params, create bool) (naming.ServiceForm,
 			return f, err
 		}
 	}
-	sel := p.Optional("selector", "")
-	if dec, err := url.QueryUnescape(sel); err == nil {
-		sel = dec
-	}
-	if f.Selector, err = naming.ParseSelector(sel); err != nil {
+	if f.Selector, err = naming.ParseSelector(p.Optional("selector", "")); err != nil {
 		return f, err
 	}
 	return f, nil
@@ -216,9 +211,11 @@ func (h *namingHandlers) subscribers(c *fiber.Ctx) error {
 
 func (h *namingHandlers) catalogService(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	svc, err := springService(p)
-	if err != nil {
-		return err
+	svc, ok := groupedServiceName(p)
+	if !ok {
+		// serviceName is a plain method argument there: null reaches
+		// ConcurrentSkipListMap.get, whose NullPointerException has no message
+		return compat.ServerError("")
 	}
 	body, err := h.Registry.CatalogService(springNamespace(p), svc)
 	if err != nil {
@@ -442,40 +439,4 @@ func (h *namingHandlers) distroStatus(c *fiber.Ctx) error {
 		return SendJSON(c, []byte("{}"))
 	}
 	return SendJSON(c, h.membersJSON("status", false))
-}
-
-// clusterState is GET /operator/cluster/state: the local peer of the old
-// HTTP raft (RaftPeerSet.local()), which Java members ask each other about
-// before they know each other's versions (ServerListManager). nacosd has
-// never run that protocol: a follower of term 0 that voted for nobody.
-func (h *namingHandlers) clusterState(c *fiber.Ctx) error {
-	self := ""
-	if h.Cluster != nil {
-		self = h.Cluster.Self().Address()
-	}
-	w := compat.NewJSON(128)
-	w.BeginObject().Key("ip").Str(self).Key("term").Int(0).Key("leaderDueMs").Int(15000).
-		Key("heartbeatDueMs").Int(5000).Key("state").Str("FOLLOWER").EndObject()
-	return SendJSON(c, w.Bytes())
-}
-
-// serverStatus is /operator/server/status?serverStatus=… (the pre-1.3
-// member status report, ServerListManager.onReceiveServerStatus): accepted
-// and answered "ok"; membership comes from /v1/core/cluster/report.
-func (h *namingHandlers) serverStatus(c *fiber.Ctx) error {
-	if _, err := ParamsOf(c).SpringRequired("serverStatus"); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
-}
-
-func (h *namingHandlers) putLog(c *fiber.Ctx) error {
-	p := ParamsOf(c)
-	if _, err := p.SpringRequired("logName"); err != nil {
-		return err
-	}
-	if _, err := p.SpringRequired("logLevel"); err != nil {
-		return err
-	}
-	return SendText(c, "ok")
 }

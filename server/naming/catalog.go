@@ -1,7 +1,6 @@
 package naming
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/nacosd/nacosd/compat"
@@ -36,7 +35,7 @@ func (r *Registry) CatalogService(ns, grouped string) ([]byte, error) {
 	w.Key("metadata")
 	appendStrMap(w, s.meta.Metadata)
 	w.EndObject().Key("clusters").BeginArray()
-	for _, c := range sortedClusters(s.meta.Clusters) {
+	for _, c := range s.clusters() {
 		appendClusterFull(w, grouped, c, len(s.instancesOf([]string{c.Name})) == 0)
 	}
 	return w.EndArray().EndObject().Bytes(), nil
@@ -106,9 +105,9 @@ func (r *Registry) pagedServices(q CatalogServicesQuery, startPage int) (page []
 				parts[i] = ".*" + p + ".*"
 			}
 		}
-		re, err := regexp.Compile("^(?:" + strings.Join(parts, GroupSeparator) + ")$")
+		re, err := compileJavaRegex(strings.Join(parts, GroupSeparator))
 		if err != nil {
-			return nil, 0, compat.IllegalArgument(err.Error()) // PatternSyntaxException
+			return nil, 0, err // PatternSyntaxException
 		}
 		kept := names[:0]
 		for _, n := range names {
@@ -157,7 +156,15 @@ func (r *Registry) CatalogServices(q CatalogServicesQuery) ([]byte, error) {
 			}
 			s.mu.RLock()
 			w.BeginObject().Key("serviceName").Str(BareName(n)).Key("groupName").Str(GroupOf(n)).Key("clusterMap").BeginObject()
-			for _, c := range sortedClusters(s.meta.Clusters) {
+			// getStringClusterInfoMap: the clusters put into a HashMap(8)
+			byName := map[string]ClusterMeta{}
+			var names []string
+			for _, c := range s.clusters() {
+				byName[c.Name] = c
+				names = append(names, c.Name)
+			}
+			for _, n := range compat.JavaHashOrderStrings(names, 8) {
+				c := byName[n]
 				w.Key(c.Name).BeginObject().Key("hosts").BeginArray()
 				for _, in := range s.instancesOf([]string{c.Name}) {
 					w.BeginObject().Key("valid").Bool(in.Healthy).Key("metadata")
@@ -239,10 +246,12 @@ func (r *Registry) CatalogRT(ns, grouped string) ([]byte, error) {
 	defer s.mu.RUnlock()
 	w := compat.NewJSON(256)
 	w.BeginObject().Key("clusters").BeginArray()
-	for _, c := range sortedClusters(s.meta.Clusters) {
-		best, worst, norm := int64(-1), int64(-1), int64(-1)
+	for _, c := range s.clusters() {
+		best, worst, norm := idleRT(ServiceKey(ns, grouped), c.Name)
 		if r.checker != nil {
-			best, worst, norm = r.checker.rt(ServiceKey(ns, grouped), c.Name)
+			if b, w, n, ok := r.checker.rt(ServiceKey(ns, grouped), c.Name); ok {
+				best, worst, norm = b, w, n
+			}
 		}
 		w.BeginObject().Key("name").Str(c.Name).Key("checkRTBest").Int(best).Key("checkRTWorst").Int(worst).
 			Key("checkRTNormalized").Int(norm).EndObject()

@@ -42,7 +42,7 @@ func (r *Registry) rebuild() {
 	r.switches.Store(&live)
 	seen := map[string]bool{}
 	r.cfg.Store.Scan(BucketMeta, "", func(key string, rec raftstore.Record) bool {
-		r.applyMeta(key, rec.Value)
+		r.applyMeta(key, rec.Value, true)
 		seen[key] = true
 		return true
 	})
@@ -80,7 +80,7 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 		switch op.Bucket {
 		case BucketMeta:
 			if op.Kind == raftstore.OpPut {
-				r.applyMeta(op.Key, op.Value)
+				r.applyMeta(op.Key, op.Value, false)
 			} else {
 				ns, name := SplitServiceKey(op.Key)
 				if s := r.service(ns, name); s != nil {
@@ -118,7 +118,9 @@ func (r *Registry) applySwitches(live *Switches, value []byte) {
 	live.UpdateFrom(sw)
 }
 
-func (r *Registry) applyMeta(key string, value []byte) {
+// applyMeta applies a service's CP record; rebuilt says it is read back at
+// start or after a restore (Java deserialises every persisted service then).
+func (r *Registry) applyMeta(key string, value []byte, rebuilt bool) {
 	var meta ServiceMeta
 	if err := decodeRecord(value, &meta); err != nil {
 		r.log.Error("bad service meta record", "key", key, "err", err)
@@ -132,8 +134,13 @@ func (r *Registry) applyMeta(key string, value []byte) {
 	if meta.Clusters == nil {
 		meta.Clusters = map[string]ClusterMeta{}
 	}
-	s := r.serviceForStore(ns, name)
+	s, created := r.serviceForStore(ns, name)
 	s.mu.Lock()
+	if created {
+		// Java puts the deserialised Service itself in its map: its
+		// clusterMap is the LinkedHashMap Jackson built
+		s.linked = rebuilt || meta.Linked
+	}
 	// clusters that only exist in memory (created by instances) are kept
 	for cname, c := range s.meta.Clusters {
 		if _, ok := meta.Clusters[cname]; !ok {
@@ -149,20 +156,19 @@ func (r *Registry) applyMeta(key string, value []byte) {
 
 // serviceForStore returns the service, creating it for data the store
 // holds (no name validation: it was validated when written).
-func (r *Registry) serviceForStore(ns, name string) *Service {
+func (r *Registry) serviceForStore(ns, name string) (s *Service, created bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	m := r.namespaces[ns]
 	if m == nil {
-		m = map[string]*Service{}
-		r.namespaces[ns] = m
+		m = r.newNamespaceLocked(ns)
 	}
-	s := m[name]
-	if s == nil {
+	if s = m[name]; s == nil {
 		s = newService(newServiceMeta(ns, name), r.nowMillis())
 		m[name] = s
+		created = true
 	}
-	return s
+	return s, created
 }
 
 // createMeta stores a new service's metadata (CondAbsent: ErrCondFailed
@@ -171,6 +177,8 @@ func (r *Registry) createMeta(ctx context.Context, meta ServiceMeta) error {
 	ctx, cancel := context.WithTimeout(ctx, r.cfg.WriteTimeout)
 	defer cancel()
 	key := ServiceKey(meta.NamespaceID, meta.Name)
+	meta.Linked = true // POST /service: Java's map gets the deserialised copy
+	meta.prepareWrite(true)
 	v, err := encodeRecord(meta)
 	if err != nil {
 		return err
@@ -274,6 +282,7 @@ func (r *Registry) updateMeta(ctx context.Context, s *Service, ns, grouped strin
 		if err := mutate(&meta); err != nil {
 			return raftstore.Batch{}, err
 		}
+		meta.prepareWrite(s.linkedClusters())
 		v, err := encodeRecord(meta)
 		if err != nil {
 			return raftstore.Batch{}, err

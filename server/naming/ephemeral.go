@@ -159,7 +159,7 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 				r.log.Warn("distro: instance with an invalid cluster name skipped", "service", grouped, "ip", in.IP, "cluster", in.ClusterName)
 				continue
 			}
-			s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+			s.meta.addCluster(NewClusterMeta(in.ClusterName))
 		}
 		key := in.DatumKey()
 		if old, ok := s.ephemeral[key]; ok {

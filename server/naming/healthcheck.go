@@ -3,6 +3,8 @@ package naming
 import (
 	"context"
 	"errors"
+	"hash/fnv"
+	"math"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -69,13 +71,25 @@ func newHealthChecker(r *Registry) *healthChecker {
 
 func (h *healthChecker) close() { h.wg.Wait() }
 
-func (h *healthChecker) rt(svcKey, cluster string) (best, worst, norm int64) {
+func (h *healthChecker) rt(svcKey, cluster string) (best, worst, norm int64, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if c, ok := h.tasks[svcKey+"/"+cluster]; ok && c.best >= 0 {
-		return c.best, c.worst, c.normalized
+	if c, ok := h.tasks[svcKey+"/"+cluster]; ok {
+		return c.best, c.worst, c.normalized, true
 	}
-	return -1, -1, -1
+	return 0, 0, 0, false
+}
+
+// idleRT is the checkRT triple of a cluster that has no probe task (its
+// checker is neither TCP nor HTTP, or it was not scanned yet): Java's
+// HealthCheckTask.initCheckRT, which every cluster runs, with the random
+// first delay drawn from a source seeded by the cluster's key so that it
+// stays the same from one request to the next.
+func idleRT(svcKey, cluster string) (best, worst, norm int64) {
+	h := fnv.New64a()
+	h.Write([]byte(svcKey + "/" + cluster))
+	r := rand.New(rand.NewPCG(h.Sum64(), 0))
+	return math.MaxInt64, 0, 2000 + r.Int64N(r.Int64N(5000)+1)
 }
 
 type probeTarget struct {
@@ -112,7 +126,7 @@ func (h *healthChecker) round() {
 			h.mu.Lock()
 			t := h.tasks[key]
 			if t == nil {
-				t = &clusterTask{best: -1, worst: -1, normalized: 2000 + h.rand(h.rand(5000)+1)}
+				t = &clusterTask{best: math.MaxInt64, worst: 0, normalized: 2000 + h.rand(h.rand(5000)+1)}
 				t.next = now.Add(time.Duration(t.normalized) * time.Millisecond)
 				if h.fixed > 0 {
 					t.next = now.Add(h.fixed)
@@ -183,10 +197,10 @@ func (h *healthChecker) runCluster(key string, targets []probeTarget) {
 
 // reEvaluate is HealthCheckCommon.reEvaluateCheckRT for one probe's rt.
 func (t *clusterTask) reEvaluate(rt int64, p HealthParams) {
-	if t.worst < 0 || rt > t.worst {
+	if rt > t.worst {
 		t.worst = rt
 	}
-	if t.best < 0 || rt < t.best {
+	if rt < t.best {
 		t.best = rt
 	}
 	n := int64(float64(p.Factor)*float64(t.normalized) + (1-float64(p.Factor))*float64(rt))

@@ -190,10 +190,13 @@ func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 				Metadata: in.Metadata, Enabled: in.Enabled, Weight: in.Weight, ClusterName: in.ClusterName, ServiceName: sn, Ephemeral: in.Ephemeral})
 		}
 	}
-	emit(healthy, true)
+	// ipMap is a HashMap<Boolean, List>(2) holding TRUE then FALSE: grown
+	// to 4 buckets, FALSE (hash 1237) iterates before TRUE (1231), as the
+	// 1.4.8 reference shows
 	if !q.HealthyOnly {
 		emit(unhealthy, false)
 	}
+	emit(healthy, true)
 	if len(ips) > 0 && si.Hosts == nil {
 		si.Hosts = []compat.Host{} // all disabled or unhealthy: hosts stays first
 	}
@@ -203,43 +206,46 @@ func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {
 
 // instancesOf returns the instances of the named clusters (all when none)
 // in Java's order (Service.allIPs): cluster by cluster — requested order, or
-// clusterMap's HashMap order — persistent before ephemeral, each set in
+// clusterMap's order (Service.clusters) — persistent before ephemeral, each set in
 // HashSet<Instance> order (Instance.hashCode is ip.hashCode(); the set is
 // new HashSet<>(list), the list a HashMap<datumKey,...>'s values).
 // Registration history that Java's tables depend on is approximated by
 // assuming instances were added one at a time.
 func (s *Service) instancesOf(clusters []string) []*Instance {
 	if len(clusters) == 0 {
-		names := make([]string, 0, len(s.meta.Clusters))
-		for n := range s.meta.Clusters {
-			names = append(names, n)
+		for _, c := range s.clusters() {
+			clusters = append(clusters, c.Name)
 		}
-		sort.Strings(names)
-		clusters = compat.JavaHashOrderStrings(names, 16)
 	}
 	var out []*Instance
 	for _, c := range clusters {
-		for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
+		for k, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
 			var set []*Instance
 			for _, in := range list {
 				if in.ClusterName == c {
 					set = append(set, in)
 				}
 			}
-			out = append(out, javaSetOrder(set)...)
+			mapCap := compat.JavaHashCapacity(len(list)-1, len(list)) // one added at a time
+			if k == 0 && s.persistentCap > 0 {
+				mapCap = s.persistentCap
+			}
+			out = append(out, javaSetOrder(set, mapCap)...)
 		}
 	}
 	return out
 }
 
 // javaSetOrder orders one cluster's instances as HashSet iteration does.
-func javaSetOrder(set []*Instance) []*Instance {
+// The set is filled from the service's stored instance list (all clusters
+// of one kind), which a HashMap by datum key of capacity mapCap built: its
+// capacity follows the whole list, not the cluster.
+func javaSetOrder(set []*Instance, mapCap int) []*Instance {
 	n := len(set)
 	if n < 2 {
 		return set
 	}
 	setCap := compat.JavaHashCapacity(max(int(float32(n)/.75)+1, 16), n)
-	mapCap := compat.JavaHashCapacity(n-1, n)
 	type keyed struct {
 		in             *Instance
 		setBin, mapBin int

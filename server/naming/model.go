@@ -140,13 +140,15 @@ func (in *Instance) AppendJSON(w *compat.JSON) {
 	if in.App != "" {
 		w.Key("app").Str(in.App)
 	}
-	w.Key("instanceHeartBeatInterval").Int(in.HeartBeatInterval()).
-		Key("instanceHeartBeatTimeOut").Int(in.HeartBeatTimeout()).
-		Key("ipDeleteTimeout").Int(in.IPDeleteTimeout())
+	// getter-only properties, in the order the 1.4.8 reference writes
+	// them (the JVM's declared-method order)
+	w.Key("instanceHeartBeatInterval").Int(in.HeartBeatInterval())
 	if g, ok := in.IDGenerator(); ok {
 		w.Key("instanceIdGenerator").Str(g)
 	}
-	w.EndObject()
+	w.Key("instanceHeartBeatTimeOut").Int(in.HeartBeatTimeout()).
+		Key("ipDeleteTimeout").Int(in.IPDeleteTimeout()).
+		EndObject()
 }
 
 // appendStrMap writes a HashMap<String,String> in Java iteration order.
@@ -227,12 +229,55 @@ type ClusterMeta struct {
 	DefIPPort       int               `json:"defIPPort"`
 	UseIPPort4Check bool              `json:"useIPPort4Check"`
 	Metadata        map[string]string `json:"metadata"`
+	// Seq orders the clusters of a service whose cluster map Java holds
+	// as a LinkedHashMap (Service.linked): when it was added, or its
+	// position in the order the map had when last written.
+	Seq int64 `json:"seq,omitempty"`
 }
 
 // NewClusterMeta returns a cluster with Java's defaults (TCP checker, port 80).
 func NewClusterMeta(name string) ClusterMeta {
 	return ClusterMeta{Name: name, HealthChecker: HealthChecker{Type: "TCP"}, DefCkport: 80, DefIPPort: -1,
 		UseIPPort4Check: true, Metadata: map[string]string{}}
+}
+
+// freezeIPPortsOnly sets the unset defIPPort of every cluster to its check
+// port, as writing the service to Java's CP store does: Jackson writes
+// getDefIPPort() (defCkport while unset) and the applied copy sets it, so
+// later check-port changes no longer move it.
+
+// prepareWrite readies m for the CP store: it freezes defIPPort (see
+// freezeIPPortsOnly) and, for a service whose clusters are in Java's HashMap
+// order (linked false), numbers them in that order: Java writes the map
+// in its iteration order and whoever reads the record back (a restart)
+// gets a LinkedHashMap in that order.
+func (m *ServiceMeta) prepareWrite(linked bool) {
+	if !linked {
+		for i, c := range hashOrderClusters(m.Clusters) {
+			c.Seq = int64(i + 1)
+			m.Clusters[c.Name] = c
+		}
+	}
+	m.freezeIPPortsOnly()
+}
+
+// addCluster adds c as the last cluster (Seq after every other).
+func (m *ServiceMeta) addCluster(c ClusterMeta) {
+	var last int64
+	for _, o := range m.Clusters {
+		last = max(last, o.Seq)
+	}
+	c.Seq = last + 1
+	m.Clusters[c.Name] = c
+}
+
+func (m *ServiceMeta) freezeIPPortsOnly() {
+	for name, c := range m.Clusters {
+		if c.DefIPPort == -1 {
+			c.DefIPPort = c.DefCkport
+			m.Clusters[name] = c
+		}
+	}
 }
 
 // EffectiveIPPort is getDefIPPort.
@@ -253,6 +298,9 @@ type ServiceMeta struct {
 	Selector         Selector               `json:"selector"`
 	Enabled          bool                   `json:"enabled"`
 	Clusters         map[string]ClusterMeta `json:"clusters"`
+	// Linked: the service was created from this record (POST /service),
+	// so Java holds its clusters in a LinkedHashMap (Service.linked).
+	Linked bool `json:"linked,omitempty"`
 }
 
 func newServiceMeta(ns, grouped string) ServiceMeta {

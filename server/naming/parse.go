@@ -92,6 +92,9 @@ type BeatInfo struct {
 // ParseBeat decodes the beat parameter, unknown fields ignored. Errors carry
 // the body Java gives for a NacosDeserializationException.
 func ParseBeat(raw string) (*BeatInfo, error) {
+	if msg := compat.JacksonSyntaxError(raw); msg != "" {
+		return nil, compat.DeserializeError("com.alibaba.nacos.naming.healthcheck.RsInfo", msg)
+	}
 	var b BeatInfo
 	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
 	if err := dec.Decode(&b); err != nil {
@@ -185,3 +188,65 @@ func GroupedForAgent(agent string) bool {
 	ci := ParseAgent(agent)
 	return ci.Type == ClientJava && ci.Valid && ci.Version[0] >= 1
 }
+
+// jacksonTree is JacksonUtils.toObj(String): Jackson's readTree of raw.
+// A syntax error is NacosDeserializationException's 500 with Jackson's
+// message; otherwise the first JSON value (numbers as json.Number). Blank
+// input is no value (nil, ok): Jackson's missing node.
+func jacksonTree(raw string) (any, error) {
+	if msg := compat.JacksonSyntaxError(raw); msg != "" {
+		return nil, compat.ServerError("errCode: 101, errMsg: Nacos deserialize failed.  ", msg)
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, nil // blank: MissingNode
+	}
+	return v, nil
+}
+
+// nodeGet is JsonNode.get(field): present only on object nodes.
+func nodeGet(node any, field string) (any, bool) {
+	m, ok := node.(map[string]any)
+	if !ok {
+		return nil, false
+	}
+	v, ok := m[field]
+	return v, ok
+}
+
+// nodeText is JsonNode.asText(): a string's value, a number's or boolean's
+// text, "null" for null, "" for containers.
+func nodeText(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case json.Number:
+		return javaNumberText(t)
+	case bool:
+		return strconv.FormatBool(t)
+	case nil:
+		return "null"
+	default:
+		return ""
+	}
+}
+
+// javaNumberText is the asText of Jackson's number node: integers as they
+// are (IntNode, LongNode, BigIntegerNode), others as Double.toString.
+func javaNumberText(n json.Number) string {
+	s := n.String()
+	if !strings.ContainsAny(s, ".eE") {
+		return s
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return s
+	}
+	return compat.FormatJavaDouble(f)
+}
+
+// npeGetText is the NullPointerException of node.get(field).asText() on a
+// missing field (Java 17's helpful message).
+var npeGetText = compat.ServerError(`Cannot invoke "com.fasterxml.jackson.databind.JsonNode.asText()" because the return value of "com.fasterxml.jackson.databind.JsonNode.get(String)" is null`)

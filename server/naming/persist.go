@@ -120,11 +120,14 @@ func (r *Registry) scanPersistent() map[string]map[string]*Instance {
 // keeping the live health state of instances that stay.
 func (r *Registry) setPersistent(key string, next map[string]*Instance) {
 	ns, name := SplitServiceKey(key)
-	s := r.serviceForStore(ns, name)
+	s, _ := r.serviceForStore(ns, name)
 	s.mu.Lock()
 	for datum, in := range next {
 		r.adoptLocked(s, datum, in)
 	}
+	// the writer's HashMap<datumKey, Instance>: new HashMap<>(old size),
+	// filled with the old list, then changed (see javaSetOrder)
+	s.persistentCap = compat.JavaHashCapacity(len(s.persistent), max(len(s.persistent), len(next)))
 	s.persistent = next
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
@@ -146,7 +149,7 @@ func (r *Registry) adoptLocked(s *Service, datum string, in *Instance) {
 		in.seq = r.seq.Add(1)
 	}
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
-		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+		s.meta.addCluster(NewClusterMeta(in.ClusterName))
 	}
 }
 
@@ -176,9 +179,10 @@ func (r *Registry) applyInstanceOps(index uint64, ops []raftstore.Op) {
 			if !hasPut(bySvc[key]) {
 				continue
 			}
-			s = r.serviceForStore(ns, name)
+			s, _ = r.serviceForStore(ns, name)
 		}
 		s.mu.Lock()
+		oldLen := len(s.persistent)
 		var gone map[string]*Instance // removed earlier in this batch: health carries over
 		for _, op := range bySvc[key] {
 			switch {
@@ -227,6 +231,7 @@ func (r *Registry) applyInstanceOps(index uint64, ops []raftstore.Op) {
 				delete(s.persistent, datum)
 			}
 		}
+		s.persistentCap = compat.JavaHashCapacity(oldLen, max(oldLen, len(s.persistent)))
 		s.touch(r.nowMillis())
 		s.mu.Unlock()
 		r.changed(ns, name)
@@ -275,6 +280,7 @@ func (r *Registry) writePersistent(ctx context.Context, ns, grouped string, muta
 		}
 		if !persisted {
 			if _, ok := r.cfg.Store.Get(BucketMeta, key); !ok {
+				meta.prepareWrite(s != nil && s.linkedClusters())
 				v, err := encodeRecord(meta)
 				if err != nil {
 					return b, err

@@ -132,6 +132,7 @@ type Registry struct {
 
 	mu         sync.RWMutex
 	namespaces map[string]map[string]*Service // namespace → grouped name → service
+	nsOrder    []string                       // namespaces in creation order (Java's serviceMap)
 
 	rules    *rules                   // input checks (go-playground/validator)
 	seq      atomic.Uint64            // first-registration order of instances (Java hash-tie order)
@@ -148,6 +149,8 @@ type Service struct {
 	mu            sync.RWMutex
 	meta          ServiceMeta
 	persisted     bool                 // meta is in the CP store
+	linked        bool                 // Java's clusterMap is a LinkedHashMap (see clusters)
+	persistentCap int                  // capacity of the map the last persistent write built (0: none yet)
 	ephemeral     map[string]*Instance // by DatumKey
 	persistent    map[string]*Instance // by DatumKey
 	lastModified  int64
@@ -225,8 +228,7 @@ func (r *Registry) getOrCreate(ns, grouped string) (*Service, error) {
 	defer r.mu.Unlock()
 	m := r.namespaces[ns]
 	if m == nil {
-		m = map[string]*Service{}
-		r.namespaces[ns] = m
+		m = r.newNamespaceLocked(ns)
 	}
 	if s := m[grouped]; s != nil {
 		return s, nil
@@ -238,6 +240,24 @@ func (r *Registry) getOrCreate(ns, grouped string) (*Service, error) {
 
 func newService(meta ServiceMeta, now int64) *Service {
 	return &Service{meta: meta, ephemeral: map[string]*Instance{}, persistent: map[string]*Instance{}, lastModified: now, dirty: true}
+}
+
+// newNamespaceLocked adds an empty namespace. Caller holds r.mu.
+func (r *Registry) newNamespaceLocked(ns string) map[string]*Service {
+	m := map[string]*Service{}
+	r.namespaces[ns] = m
+	r.nsOrder = append(r.nsOrder, ns)
+	return m
+}
+
+// namespaceIDs lists the namespaces in the order Java's serviceMap (a
+// ConcurrentHashMap) iterates them: by bucket, colliding ones in creation
+// order.
+func (r *Registry) namespaceIDs() []string {
+	r.mu.RLock()
+	ids := append([]string(nil), r.nsOrder...)
+	r.mu.RUnlock()
+	return compat.JavaHashOrderStrings(ids, 16)
 }
 
 func (r *Registry) changed(ns, grouped string) {
@@ -284,7 +304,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 		return err
 	}
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
-		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+		s.meta.addCluster(NewClusterMeta(in.ClusterName))
 	}
 	r.addInstance(s.ephemeral, &in, true)
 	s.datumPut(in.DatumKey())
@@ -376,7 +396,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	}
 	s.mu.Lock()
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
-		s.meta.Clusters[in.ClusterName] = NewClusterMeta(in.ClusterName)
+		s.meta.addCluster(NewClusterMeta(in.ClusterName))
 	}
 	_, found := s.ephemeral[key]
 	delete(s.ephemeral, key)

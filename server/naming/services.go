@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -23,28 +22,42 @@ type ServiceForm struct {
 	Selector                 Selector
 }
 
-// ParseSelector parses the selector parameter: blank → none; JSON
-// {"type":"none"} or {"type":"label","expression":...}.
+// ParseSelector is ServiceController.parseSelector: blank → none; else
+// URL-decoded (URLDecoder's errors are 400), read as a JSON tree, and
+// SelectorType.valueOf(type.asText()) decides: none, or label with its
+// expression; a missing type or expression is Java's NullPointerException.
 func ParseSelector(raw string) (Selector, error) {
-	if strings.TrimSpace(raw) == "" {
+	if JavaTrimBlank(raw) {
 		return Selector{Type: "none"}, nil
 	}
-	var in struct {
-		Type       string `json:"type"`
-		Expression string `json:"expression"`
+	dec, err := compat.JavaURLDecode(raw)
+	if err != nil {
+		return Selector{}, compat.IllegalArgument(err.Error())
 	}
-	if err := json.Unmarshal([]byte(raw), &in); err != nil {
-		return Selector{}, compat.DeserializeError("com.alibaba.nacos.api.selector.Selector", err.Error())
+	node, err := jacksonTree(dec)
+	if err != nil {
+		return Selector{}, err
 	}
-	switch in.Type {
+	typ, ok := nodeGet(node, "type")
+	if !ok {
+		return Selector{}, npeGetText
+	}
+	switch ts := nodeText(typ); ts {
+	case "none":
+		return Selector{Type: "none"}, nil
 	case "label":
-		labels, err := ParseLabelExpression(in.Expression)
+		ex, ok := nodeGet(node, "expression")
+		if !ok {
+			return Selector{}, npeGetText
+		}
+		expr := nodeText(ex)
+		labels, err := ParseLabelExpression(expr)
 		if err != nil {
 			return Selector{}, err
 		}
-		return Selector{Type: "label", Expression: in.Expression, Labels: labels}, nil
+		return Selector{Type: "label", Expression: expr, Labels: labels}, nil
 	default:
-		return Selector{Type: "none"}, nil
+		return Selector{}, compat.IllegalArgument("No enum constant com.alibaba.nacos.api.selector.SelectorType." + ts)
 	}
 }
 
@@ -98,7 +111,34 @@ func appendClusterBrief(w *compat.JSON, c ClusterMeta) {
 	w.EndObject()
 }
 
-func sortedClusters(m map[string]ClusterMeta) []ClusterMeta {
+// clusters returns the service's clusters in the order of Java's
+// Service.clusterMap: a HashMap for a service created in memory (by an
+// instance), a LinkedHashMap (insertion order) for one that came from its
+// CP record (created by POST /service, or read back at start). Caller
+// holds s.mu.
+func (s *Service) clusters() []ClusterMeta {
+	if !s.linked {
+		return hashOrderClusters(s.meta.Clusters)
+	}
+	out := make([]ClusterMeta, 0, len(s.meta.Clusters))
+	for _, c := range s.meta.Clusters {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Seq != out[j].Seq {
+			return out[i].Seq < out[j].Seq
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// linkedClusters reports whether Java holds the clusters as a
+// LinkedHashMap. Caller holds s.mu or knows s cannot change.
+func (s *Service) linkedClusters() bool { return s.linked }
+
+// hashOrderClusters orders clusters as a HashMap<String,Cluster> iterates.
+func hashOrderClusters(m map[string]ClusterMeta) []ClusterMeta {
 	names := make([]string, 0, len(m))
 	for n := range m {
 		names = append(names, n)
@@ -127,7 +167,7 @@ func (r *Registry) GetService(ns, grouped string) ([]byte, error) {
 	w.Key("selector")
 	s.meta.Selector.AppendJSON(w)
 	w.Key("groupName").Str(GroupOf(grouped)).Key("clusters").BeginArray()
-	for _, c := range sortedClusters(s.meta.Clusters) {
+	for _, c := range s.clusters() {
 		appendClusterBrief(w, c)
 	}
 	return w.EndArray().EndObject().Bytes(), nil
@@ -194,23 +234,23 @@ func (r *Registry) ListServices(ns, group, selector string, pageNo, pageSize int
 
 // filterBySelector applies the service-list selector the way Java parses it.
 func (r *Registry) filterBySelector(ns string, names []string, selector string) ([]string, error) {
-	var sel map[string]any
-	if err := json.Unmarshal([]byte(selector), &sel); err != nil {
-		return nil, compat.ServerError("errCode: 101, errMsg: Nacos deserialize failed.  ", err.Error())
+	sel, err := jacksonTree(selector)
+	if err != nil {
+		return nil, err
 	}
-	typ, ok := sel["type"]
-	if !ok || typ == nil {
-		return nil, compat.ServerError("") // selectorJson.get("type") is null: NPE
+	typ, ok := nodeGet(sel, "type")
+	if !ok {
+		return nil, npeGetText
 	}
-	ts := jsonText(typ)
+	ts := nodeText(typ)
 	if ts != "none" && ts != "label" {
 		return nil, compat.IllegalArgument("No enum constant com.alibaba.nacos.api.selector.SelectorType." + ts)
 	}
-	ex, ok := sel["expression"]
-	if !ok || ex == nil {
-		return nil, compat.ServerError("") // NPE
+	ex, ok := nodeGet(sel, "expression")
+	if !ok {
+		return nil, npeGetText
 	}
-	expr := strings.Join(strings.FieldsFunc(jsonText(ex), unicode.IsSpace), "")
+	expr := strings.Join(strings.FieldsFunc(nodeText(ex), unicode.IsSpace), "")
 	if ts != "label" || expr == "" {
 		return names, nil
 	}
@@ -257,29 +297,15 @@ func (r *Registry) filterBySelector(ns string, names []string, selector string) 
 	return out, nil
 }
 
-// jsonText is Jackson's JsonNode.asText for a decoded JSON value.
-func jsonText(v any) string {
-	switch t := v.(type) {
-	case string:
-		return t
-	case bool:
-		return strconv.FormatBool(t)
-	case float64:
-		return strconv.FormatFloat(t, 'f', -1, 64)
-	default:
-		return ""
-	}
-}
-
 // ServiceNames is GET /service/names (ServiceController.searchService):
 // bare names matching ".*expr.*" against "<grouped>:[]", per namespace, as
 // HashSets (so one bare name in two groups appears once); count is the
 // number of namespaces. A named namespace that does not exist fails with an
 // NPE (500, empty body); a bad regex is a PatternSyntaxException (400).
 func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
-	re, err := regexp.Compile("^(?:.*" + expr + ".*)$")
+	re, err := compileJavaRegex(".*" + expr + ".*")
 	if err != nil {
-		return nil, compat.IllegalArgument(err.Error())
+		return nil, err
 	}
 	var nss []string
 	r.mu.RLock()
@@ -289,16 +315,14 @@ func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
 			return nil, compat.ServerError("")
 		}
 		nss = []string{ns}
-	} else {
-		for n := range r.namespaces {
-			nss = append(nss, n)
-		}
 	}
 	r.mu.RUnlock()
-	sort.Strings(nss)
+	if nss == nil {
+		nss = r.namespaceIDs()
+	}
 	w := compat.NewJSON(256)
 	w.BeginObject().Key("services").BeginObject()
-	for _, n := range compat.JavaHashOrderStrings(nss, 16) {
+	for _, n := range nss {
 		seen := map[string]bool{}
 		var bare []string
 		for _, g := range r.namesOf(n) {
@@ -362,6 +386,9 @@ type ClusterForm struct {
 // ParseHealthChecker parses the healthChecker JSON; unknown types → NONE.
 func ParseHealthChecker(raw string) (HealthChecker, error) {
 	var h HealthChecker
+	if msg := compat.JacksonSyntaxError(raw); msg != "" {
+		return h, compat.DeserializeError("com.alibaba.nacos.api.naming.pojo.healthcheck.AbstractHealthChecker", msg)
+	}
 	if err := json.Unmarshal([]byte(raw), &h); err != nil {
 		return h, compat.DeserializeError("com.alibaba.nacos.api.naming.pojo.healthcheck.AbstractHealthChecker", err.Error())
 	}
@@ -391,26 +418,37 @@ func (r *Registry) UpdateCluster(ctx context.Context, f ClusterForm) error {
 			}
 			c = NewClusterMeta(f.ClusterName)
 		}
+		if c.DefIPPort == -1 && f.CheckPort == 0 {
+			// its first write would freeze defIPPort at 0, which Java's
+			// Cluster.setDefIPPort refuses when the write is read back
+			return compat.ServerError("errCode: 101, errMsg: Nacos deserialize failed.  ")
+		}
 		c.DefCkport = f.CheckPort
 		c.UseIPPort4Check = f.UseInstancePort4Check
 		c.HealthChecker = f.HealthChecker
 		c.Metadata = f.Metadata
-		meta.Clusters[f.ClusterName] = c
+		if ok {
+			meta.Clusters[f.ClusterName] = c
+		} else {
+			meta.addCluster(c)
+		}
 		return nil
 	})
 }
 
 // SetHealth is PUT /health: only for clusters whose checker is NONE.
 func (r *Registry) SetHealth(ns, grouped, cluster, ip string, port int, healthy bool) error {
+	// a missing service or cluster is a NullPointerException there, with
+	// Java 17's message (the 1.4.8 reference runs on Java 17)
 	s := r.service(ns, grouped)
 	if s == nil {
-		return compat.ServerError("")
+		return compat.ServerError(`Cannot invoke "com.alibaba.nacos.naming.core.Service.getClusterMap()" because "service" is null`)
 	}
 	s.mu.Lock()
 	c, ok := s.meta.Clusters[cluster]
 	if !ok {
 		s.mu.Unlock()
-		return compat.ServerError("")
+		return compat.ServerError(`Cannot invoke "com.alibaba.nacos.naming.core.Cluster.getHealthChecker()" because the return value of "java.util.Map.get(Object)" is null`)
 	}
 	if c.HealthChecker.Type != "NONE" {
 		s.mu.Unlock()
@@ -608,25 +646,23 @@ func (r *Registry) AllDomNames(dns bool) ([]byte, error) {
 		}
 		return w.BeginObject().Key("count").Int(int64(len(names))).Key("doms").StrList(bare).EndObject().Bytes(), nil
 	}
-	r.mu.RLock()
-	var nss []string
-	for n := range r.namespaces {
-		nss = append(nss, n)
-	}
-	r.mu.RUnlock()
-	sort.Strings(nss)
+	// Java: a HashMap<namespace, HashSet<bare name>> filled from the
+	// namespaces' sorted service maps; count is the sum of the set sizes
 	total := 0
 	w.BeginObject()
 	inner := compat.NewJSON(256)
 	inner.BeginObject()
-	for _, n := range nss {
-		names := r.namesOf(n)
-		bare := make([]string, len(names))
-		for i, g := range names {
-			bare[i] = BareName(g)
+	for _, n := range r.namespaceIDs() {
+		seen := map[string]bool{}
+		var bare []string
+		for _, g := range r.namesOf(n) {
+			if b := BareName(g); !seen[b] {
+				seen[b] = true
+				bare = append(bare, b)
+			}
 		}
-		total += len(names)
-		inner.Key(n).StrList(bare)
+		total += len(bare)
+		inner.Key(n).StrList(compat.JavaHashOrderStrings(bare, 16))
 	}
 	inner.EndObject()
 	return w.Key("count").Int(int64(total)).Key("doms").Raw(inner.Bytes()).EndObject().Bytes(), nil

@@ -278,6 +278,9 @@ func swJHealth(raw json.RawMessage, def HealthParams) (HealthParams, bool, error
 // (unknown properties ignored, missing ones keep their defaults, trailing
 // text ignored).
 func parseBatchSwitches(value string) (Switches, error) {
+	if msg := compat.JacksonSyntaxError(value); msg != "" {
+		return Switches{}, switchDeserializeError(msg)
+	}
 	dec := json.NewDecoder(strings.NewReader(value))
 	dec.UseNumber()
 	tok, err := dec.Token()
