@@ -175,8 +175,15 @@ func hashPassword(password string, cost int) ([]byte, error) {
 
 // checkPassword verifies username/password against the user table. It
 // costs one bcrypt comparison whether or not the user exists, and refuses
-// at once (without comparing) while the user or source is locked out.
+// at once (without comparing) while the user or source is locked out. A
+// request without a user name (no token, no credentials: a client before
+// its login, or a scan) is refused at once: it is no guess, so it neither
+// costs a bcrypt comparison nor counts against the source address (Java:
+// the same "unknown user!").
 func (s *Service) checkPassword(username, password, source string) error {
+	if username == "" {
+		return ErrUnknownUser
+	}
 	if err := s.limiter.check(username, source); err != nil {
 		return err
 	}
