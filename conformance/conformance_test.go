@@ -42,7 +42,7 @@ func workDir(t *testing.T) string {
 // (it builds nacosd and the Java programs and takes minutes); see
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
-// (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus), NACOSD_CONFORMANCE_OUT
+// (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus, auth), NACOSD_CONFORMANCE_OUT
 // (file that receives the Markdown table), NACOSD_CONFORMANCE_SELF_REFERENCE=1
 // (a second nacosd plays the reference: checks the harness itself), NACOSD_CONFORMANCE_MODE (auto,
 // containers or processes; auto uses containers when a Docker engine answers
@@ -74,7 +74,7 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("build nacosd: %v\n%s", err, out)
 	}
 	var java *JavaClient
-	if enabled("java") || enabled("restart") {
+	if enabled("java") || enabled("restart") || AuthClientEnabled(enabled, "java") {
 		java = &JavaClient{Dir: filepath.Join(root, "javatest", "client"), WorkDir: work, Logger: logger}
 		if err := java.Build(ctx); err != nil {
 			t.Fatal(err)
@@ -83,21 +83,21 @@ func TestConformance(t *testing.T) {
 
 	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
 	var sca *SpringCloud
-	if enabled("sca") {
+	if enabled("sca") || AuthClientEnabled(enabled, "sca") {
 		sca = &SpringCloud{Dir: filepath.Join(root, "javatest", "spring-cloud"), WorkDir: work, RunID: run}
 		if err := sca.Build(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var dubbo *Dubbo
-	if enabled("dubbo") {
+	if enabled("dubbo") || AuthClientEnabled(enabled, "dubbo") {
 		dubbo = &Dubbo{Dir: filepath.Join(root, "javatest", "dubbo"), WorkDir: work, RunID: run}
 		if err := dubbo.Build(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var npm *NPMClient
-	if enabled("npm") {
+	if enabled("npm") || AuthClientEnabled(enabled, "npm") {
 		npm = &NPMClient{Dir: filepath.Join(root, "conformance", "npm"), WorkDir: work}
 		if err := npm.Install(ctx); err != nil {
 			t.Fatal(err)
@@ -122,6 +122,9 @@ func TestConformance(t *testing.T) {
 	}
 	mode := containerMode(t, ctx, root, bin, work, java, sca, dubbo, servers)
 	for _, s := range servers {
+		if !MainRunnersEnabled(enabled) {
+			break // the auth runner starts servers of its own
+		}
 		if err := s.Start(ctx, 4*time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +149,7 @@ func TestConformance(t *testing.T) {
 			if enabled("sdkgo") {
 				(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
 			}
-			if npm != nil {
+			if npm != nil && enabled("npm") {
 				if err := npm.Run(ctx, s, rs); err != nil {
 					t.Errorf("npm scenarios on %s: %v", s.Name, err)
 				}
@@ -156,15 +159,29 @@ func TestConformance(t *testing.T) {
 					t.Errorf("java scenarios on %s: %v", s.Name, err)
 				}
 			}
-			if sca != nil {
+			if sca != nil && enabled("sca") {
 				sca.Run(ctx, s, rs)
 			}
-			if dubbo != nil {
+			if dubbo != nil && enabled("dubbo") {
 				dubbo.Run(ctx, s, rs)
 			}
 		}()
 	}
 	wg.Wait()
+	// The auth runner (auth*.go) on servers of its own, while the restarts run.
+	authDone := make(chan struct{})
+	go func() {
+		defer close(authDone)
+		if !enabled("auth") {
+			return
+		}
+		env := AuthEnv{Root: root, Bin: bin, Work: work, RunID: run, RefHome: os.Getenv("NACOS_REFERENCE_HOME"),
+			SelfReference: os.Getenv("NACOSD_CONFORMANCE_SELF_REFERENCE") == "1", Containers: servers[0].ctr != nil,
+			JREBase: os.Getenv("NACOSD_JRE_BASE_IMAGE"), Logger: logger, Enabled: enabled, Java: java, SCA: sca, Dubbo: dubbo, NPM: npm}
+		if err := RunAuth(ctx, env, rs); err != nil {
+			t.Errorf("auth runner: %v", err)
+		}
+	}()
 	// Restarts last: they lose every ephemeral instance.
 	if java != nil && enabled("restart") {
 		for _, s := range servers {
@@ -178,6 +195,7 @@ func TestConformance(t *testing.T) {
 		}
 		wg.Wait()
 	}
+	<-authDone
 
 	targets := []string{TargetReference, TargetNacosd}
 	var buf bytes.Buffer
