@@ -11,7 +11,8 @@
 #   NACOS_REFERENCE_TARBALL  nacos-server-1.4.8.tar.gz (default: ../shared/reference/, /work/shared/reference/)
 #   NACOS_REFERENCE_HOME   an already unpacked distribution (skips the tarball)
 #   NACOSD_CONFORMANCE_WORK  where logs, data and table.md go (default: conformance/.work)
-#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus
+#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus,auth
+#   NACOSD_CONFORMANCE_AUTH_CLIENTS  clients the auth runner drives: java,sdkgo,npm,sca,dubbo
 #   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
 #   NACOSD_JRE_BASE_IMAGE    JRE base image tag (default nacosd-jre17:bookworm, built locally)
 set -uo pipefail
@@ -40,7 +41,8 @@ fi
 export NACOS_REFERENCE_HOME NACOSD_CONFORMANCE_REQUIRE_REFERENCE=1
 log "reference: $NACOS_REFERENCE_HOME"
 
-only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,sca,dubbo,corpus}"
+only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,sca,dubbo,corpus,auth}"
+auth_clients="${NACOSD_CONFORMANCE_AUTH_CLIENTS:-java,sdkgo,npm,sca,dubbo}"
 java_ok=1
 need_pkg java openjdk-17-jdk-headless || java_ok=0
 need_pkg javac openjdk-17-jdk-headless || java_ok=0
@@ -57,6 +59,7 @@ if [[ $java_ok == 1 ]]; then
 fi
 if [[ $java_ok == 0 ]]; then
   only=$(echo ",$only," | sed 's/,java,/,/; s/,restart,/,/; s/,sca,/,/; s/,dubbo,/,/; s/^,//; s/,$//')
+  auth_clients=$(echo ",$auth_clients," | sed 's/,java,/,/; s/,sca,/,/; s/,dubbo,/,/; s/^,//; s/,$//')
   log "WARNING: Java client scenarios skipped; running: $only"
 fi
 
@@ -94,9 +97,10 @@ if [[ $npm_ok == 1 && ! -d conformance/npm/node_modules/nacos ]]; then
 fi
 if [[ $npm_ok == 0 ]]; then
   only=$(echo ",$only," | sed 's/,npm,/,/; s/^,//; s/,$//')
+  auth_clients=$(echo ",$auth_clients," | sed 's/,npm,/,/; s/^,//; s/,$//')
   log "WARNING: npm client scenarios skipped; running: $only"
 fi
-export NACOSD_CONFORMANCE_ONLY="$only"
+export NACOSD_CONFORMANCE_ONLY="$only" NACOSD_CONFORMANCE_AUTH_CLIENTS="${auth_clients:-none}"
 
 work="${NACOSD_CONFORMANCE_WORK:-$root/conformance/.work}"
 rm -rf "$work"; mkdir -p "$work"

@@ -42,7 +42,7 @@ func workDir(t *testing.T) string {
 // (it builds nacosd and the Java programs and takes minutes); see
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
-// (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus), NACOSD_CONFORMANCE_OUT
+// (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus, auth), NACOSD_CONFORMANCE_OUT
 // (file that receives the Markdown table), NACOSD_CONFORMANCE_SELF_REFERENCE=1
 // (a second nacosd plays the reference: checks the harness itself), NACOSD_CONFORMANCE_MODE (auto,
 // containers or processes; auto uses containers when a Docker engine answers
@@ -74,8 +74,12 @@ func TestConformance(t *testing.T) {
 		t.Fatalf("build nacosd: %v\n%s", err, out)
 	}
 	var javas []*JavaClient
-	if enabled("java") || enabled("restart") {
-		for _, v := range JavaClientVersions {
+	versions := JavaClientVersions
+	if !enabled("java") && !enabled("restart") {
+		versions = versions[:1] // the auth runner's clients only
+	}
+	if enabled("java") || enabled("restart") || AuthClientEnabled(enabled, "java") {
+		for _, v := range versions {
 			j := &JavaClient{Dir: filepath.Join(root, "javatest", "client"), WorkDir: work, Logger: logger, Version: v}
 			if err := j.Build(ctx); err != nil {
 				t.Fatal(err)
@@ -86,10 +90,13 @@ func TestConformance(t *testing.T) {
 
 	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
 	var scas []*SpringCloud
-	if enabled("sca") {
+	if enabled("sca") || AuthClientEnabled(enabled, "sca") {
 		scas = []*SpringCloud{
 			{Dir: filepath.Join(root, "javatest", "spring-cloud"), Prefix: "sca", ConfigVia: "spring.config.import", WorkDir: work, RunID: run},
 			{Dir: filepath.Join(root, "javatest", "spring-cloud-2.2"), Prefix: "sca-2.2.5", ConfigVia: "bootstrap.properties", WorkDir: work, RunID: run},
+		}
+		if !enabled("sca") {
+			scas = scas[:1]
 		}
 		for _, a := range scas {
 			if err := a.Build(ctx); err != nil {
@@ -98,14 +105,14 @@ func TestConformance(t *testing.T) {
 		}
 	}
 	var dubbo *Dubbo
-	if enabled("dubbo") {
+	if enabled("dubbo") || AuthClientEnabled(enabled, "dubbo") {
 		dubbo = &Dubbo{Dir: filepath.Join(root, "javatest", "dubbo"), WorkDir: work, RunID: run}
 		if err := dubbo.Build(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var npm *NPMClient
-	if enabled("npm") {
+	if enabled("npm") || AuthClientEnabled(enabled, "npm") {
 		npm = &NPMClient{Dir: filepath.Join(root, "conformance", "npm"), WorkDir: work}
 		if err := npm.Install(ctx); err != nil {
 			t.Fatal(err)
@@ -130,6 +137,9 @@ func TestConformance(t *testing.T) {
 	}
 	mode := containerMode(t, ctx, root, bin, work, javas, scas, dubbo, servers)
 	for _, s := range servers {
+		if !MainRunnersEnabled(enabled) {
+			break // the auth runner starts servers of its own
+		}
 		if err := s.Start(ctx, 4*time.Minute); err != nil {
 			t.Fatal(err)
 		}
@@ -169,7 +179,7 @@ func TestConformance(t *testing.T) {
 			if enabled("sdkgo") {
 				(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
 			}
-			if npm != nil {
+			if npm != nil && enabled("npm") {
 				if err := npm.Run(ctx, s, rs); err != nil {
 					t.Errorf("npm scenarios on %s: %v", s.Name, err)
 				}
@@ -192,14 +202,31 @@ func TestConformance(t *testing.T) {
 				versions.Wait()
 			}
 			for _, a := range scas {
+				if !enabled("sca") {
+					break
+				}
 				a.Run(ctx, s, rs)
 			}
-			if dubbo != nil {
+			if dubbo != nil && enabled("dubbo") {
 				dubbo.Run(ctx, s, rs)
 			}
 		}()
 	}
 	wg.Wait()
+	// The auth runner (auth*.go) on servers of its own, while the restarts run.
+	authDone := make(chan struct{})
+	go func() {
+		defer close(authDone)
+		if !enabled("auth") {
+			return
+		}
+		env := AuthEnv{Root: root, Bin: bin, Work: work, RunID: run, RefHome: os.Getenv("NACOS_REFERENCE_HOME"),
+			SelfReference: os.Getenv("NACOSD_CONFORMANCE_SELF_REFERENCE") == "1", Containers: servers[0].ctr != nil,
+			JREBase: os.Getenv("NACOSD_JRE_BASE_IMAGE"), Logger: logger, Enabled: enabled, Java: first(javas), SCA: first(scas), Dubbo: dubbo, NPM: npm}
+		if err := RunAuth(ctx, env, rs); err != nil {
+			t.Errorf("auth runner: %v", err)
+		}
+	}()
 	// Restarts last: they lose every ephemeral instance.
 	if len(javas) > 0 && enabled("restart") {
 		for _, s := range servers {
@@ -211,6 +238,7 @@ func TestConformance(t *testing.T) {
 		}
 		wg.Wait()
 	}
+	<-authDone
 
 	targets := []string{TargetReference, TargetNacosd}
 	var buf bytes.Buffer
@@ -316,4 +344,13 @@ func containerMode(t *testing.T, ctx context.Context, root, bin, work string, ja
 		}
 	}
 	return "containers (testcontainers-go, host network)"
+}
+
+// first is the list's first element (nil when empty): the Java client and
+// Spring Cloud application the auth runner uses.
+func first[T any](l []*T) *T {
+	if len(l) == 0 {
+		return nil
+	}
+	return l[0]
 }

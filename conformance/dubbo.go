@@ -25,7 +25,9 @@ type Dubbo struct {
 	RunID string
 	// Image, when set, runs the programs in that container image.
 	Image string
-	cp    string
+	// JVMArgs are further JVM options (the auth runner's credentials).
+	JVMArgs []string
+	cp      string
 }
 
 // ImageDubbo is the image of the javatest/dubbo programs.
@@ -59,7 +61,8 @@ func (d *Dubbo) command(ctx context.Context, s *Server, role string, args ...str
 	jvm := append([]string{"-Xmx256m", "-XX:TieredStopAtLevel=1"}, dubboOpens...)
 	// QoS off: every Dubbo process would try to bind 22222.
 	jvm = append(jvm, "-Ddubbo.application.qos.enable=false", "-DJM.LOG.PATH="+dir+"/logs", "-DJM.SNAPSHOT.PATH="+dir, "-Duser.home="+dir,
-		"-Dcom.alibaba.nacos.client.naming.local.ip=127.0.0.1", "-cp")
+		"-Dcom.alibaba.nacos.client.naming.local.ip=127.0.0.1")
+	jvm = append(append(jvm, d.JVMArgs...), "-cp")
 	tail := append([]string{"nacosd.dubbo.Main", role, s.Addr(), "dubbo-ns-" + d.RunID}, args...)
 	if d.Image == "" {
 		cmd := exec.CommandContext(ctx, "java", append(append(jvm, d.cp), tail...)...)

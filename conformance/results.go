@@ -207,6 +207,11 @@ func Group(scenario string) string {
 		area, _, _ := strings.Cut(name, ".")
 		return "corpus " + area
 	}
+	if runner == "auth" { // auth/<client>/… or auth/matrix.…
+		area, _, _ := strings.Cut(name, "/")
+		area, _, _ = strings.Cut(area, ".")
+		return "auth " + area
+	}
 	return runner
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -111,7 +112,24 @@ func (s *Server) startClusterLoops(ctx context.Context) {
 	s.clusterTasks = clock.NewSchedules(s.cfg.Clock)
 	s.clusterTasks.Every(0, time.Second, s.refreshRaftMeta)
 	s.clusterTasks.Every(time.Second, 3*time.Second, s.reconcileVoters)
+	s.clusterTasks.Every(0, 500*time.Millisecond, s.bootstrapAuth)
 	s.members.Subscribe(func() { go s.reconcileVoters() })
+}
+
+// bootstrapAuth writes the built-in user nacos once a raft leader exists.
+// The attempt at start fails on every node that does not lead raft at that
+// moment, and the node that leads later may have tried before it led (a
+// member started alone, without a quorum), so the leader retries until the
+// record exists. A check of the local copy is all it costs afterwards.
+func (s *Server) bootstrapAuth() {
+	if s.auth == nil || s.auth.Initialized() || !s.store.IsLeader() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
+		s.log.Warn("auth: writing the built-in user failed; retrying", "err", err)
+	}
 }
 
 func (s *Server) closeCluster() {

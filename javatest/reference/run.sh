@@ -11,6 +11,8 @@
 # (target/nacos-server.jar and conf/). It is used read-only: conf/ is copied
 # to $NACOS_REFERENCE_WORK (default: a temp dir), which becomes nacos.home
 # (Derby data, logs). Never build Nacos from source for this.
+# $NACOS_REFERENCE_JAVA_OPTS: extra JVM options (e.g. -Dnacos.core.auth.enabled=true
+# and the identity key/value); they come after the defaults below, so they win.
 #
 # Maven Central serves no Nacos 1.4.x *server* artifact (nacos-console,
 # nacos-naming, nacos-config, nacos-core at 1.4.x all resolve to nothing;
@@ -59,6 +61,7 @@ exec java -Xms256m -Xmx512m -XX:+UseSerialGC \
   -Dnacos.inetutils.ip-address=127.0.0.1 -Dnacos.server.ip=127.0.0.1 -Dnacos.inetutils.prefer-hostname-over-ip=false \
   -Dnacos.core.auth.enabled=false -Dnacos.naming.distro.taskDispatchThreadCount=1 \
   -Dmanagement.metrics.export.elastic.enabled=false -Dmanagement.metrics.export.influx.enabled=false \
+  ${NACOS_REFERENCE_JAVA_OPTS:-} \
   "$@" \
   -jar "$jar" \
   --spring.config.additional-location="file:$work/conf/" \

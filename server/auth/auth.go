@@ -169,6 +169,13 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 	return nil
 }
 
+// Initialized reports whether the built-in user was written (by this node
+// or any other: the record is replicated).
+func (s *Service) Initialized() bool {
+	_, ok := s.cfg.Store.Get(bucketMeta, "init")
+	return ok
+}
+
 // LoginResult is a successful login.
 type LoginResult struct {
 	Token       string

@@ -316,3 +316,56 @@ func TestIdentity(t *testing.T) {
 		t.Fatal("wrong or unconfigured identity accepted")
 	}
 }
+
+// A pair that logged in lately is exempt from the user and address
+// lockouts: a guesser elsewhere cannot lock out an app's host, and a
+// misconfigured client on that host cannot lock out the other users there;
+// the pair's own failures still lock it.
+func TestLoginBackoffKnownGood(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	try := func(user, pass, src string) error {
+		_, err := s.Login(Credentials{Username: user, Password: pass, Source: src})
+		return err
+	}
+	if err := s.CreateUser(context.Background(), "app", "app-password"); err != nil {
+		t.Fatal(err)
+	}
+	if err := try("app", "app-password", "10.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := try("nacos", "nacos", "10.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	// a guesser on another address locks user app out for everyone else
+	for i := 0; i < 5; i++ {
+		_ = try("app", "guess"+itoa(i), "6.6.6.6")
+	}
+	var le *LockedError
+	if err := try("app", "app-password", "7.7.7.7"); !errors.As(err, &le) {
+		t.Fatalf("user not locked for a new address: %v", err)
+	}
+	if err := try("app", "app-password", "10.0.0.1"); err != nil {
+		t.Fatalf("known-good pair locked out by a guesser elsewhere: %v", err)
+	}
+	// misconfigured clients on 10.0.0.1 fail 25 times (as six users)
+	for i := 0; i < 25; i++ {
+		_ = try("stale"+itoa(i%6), "x", "10.0.0.1")
+	}
+	if err := try("nacos", "nacos", "10.0.0.1"); err != nil {
+		t.Fatalf("known-good pair locked out by its address's failures: %v", err)
+	}
+	if err := try("newcomer", "x", "10.0.0.1"); !errors.As(err, &le) {
+		t.Fatalf("address not locked for pairs never seen: %v", err)
+	}
+	// the pair's own failures lock the pair
+	for i := 0; i < 5; i++ {
+		_ = try("app", "typo", "10.0.0.1")
+	}
+	if err := try("app", "app-password", "10.0.0.1"); !errors.As(err, &le) {
+		t.Fatalf("pair not locked by its own failures: %v", err)
+	}
+	clk.Advance(le.RetryAfter)
+	if err := try("app", "app-password", "10.0.0.1"); err != nil {
+		t.Fatalf("after the pair's backoff: %v", err)
+	}
+}

@@ -13,24 +13,38 @@ import (
 
 // Limits throttle password checks (login, and username/password
 // parameters on any secured request). Java has none.
+//
+// Failures are counted per user, per client address and per (user,
+// address) pair. A pair that logged in successfully within GoodFor is
+// exempt from the user and address lockouts, so neither a guesser
+// elsewhere (locking out a user) nor a misconfigured client on the same
+// host (locking out an address) shuts out the apps already logging in from
+// there; only the pair's own failures lock the pair.
 type Limits struct {
 	// UserFailures and SourceFailures are the failed attempts allowed for
-	// one user name / one client address before it is locked out.
+	// one user name / one client address before it is locked out (for
+	// pairs not known good).
 	UserFailures, SourceFailures int
+	// PairFailures are the failed attempts allowed for one user from one
+	// address before that pair is locked out, known good or not.
+	PairFailures int
 	// Backoff is the first lockout; each further failure doubles it up to
 	// MaxBackoff.
 	Backoff, MaxBackoff time.Duration
 	// Forget drops the failure count of a key idle this long.
 	Forget time.Duration
-	// MaxEntries bounds the memory of the limiter.
+	// GoodFor is how long a successful login keeps its pair known good.
+	GoodFor time.Duration
+	// MaxEntries bounds the memory of the limiter (failure counts and
+	// known-good pairs each).
 	MaxEntries int
 }
 
-// DefaultLimits: 5 failures per user, 20 per address, then 1 s doubling
-// to 5 min.
+// DefaultLimits: 5 failures per user or pair, 20 per address, then 1 s
+// doubling to 5 min; a login keeps its pair known good for 24 h.
 func DefaultLimits() Limits {
-	return Limits{UserFailures: 5, SourceFailures: 20, Backoff: time.Second, MaxBackoff: 5 * time.Minute,
-		Forget: 15 * time.Minute, MaxEntries: 100_000}
+	return Limits{UserFailures: 5, SourceFailures: 20, PairFailures: 5, Backoff: time.Second, MaxBackoff: 5 * time.Minute,
+		Forget: 15 * time.Minute, GoodFor: 24 * time.Hour, MaxEntries: 100_000}
 }
 
 // LockedError is the answer while a user or address is locked out: 429
@@ -60,10 +74,11 @@ type failures struct {
 }
 
 type limiter struct {
-	lim Limits
-	now func() time.Time
-	mu  sync.Mutex
-	m   map[string]*failures
+	lim  Limits
+	now  func() time.Time
+	mu   sync.Mutex
+	m    map[string]*failures
+	good map[string]time.Time // pair -> last successful login
 	// cpu bounds concurrent bcrypt comparisons to the core count, so a
 	// flood of logins queues instead of starving every other request.
 	cpu chan struct{}
@@ -77,6 +92,9 @@ func newLimiter(l Limits, now func() time.Time) *limiter {
 	if l.SourceFailures <= 0 {
 		l.SourceFailures = d.SourceFailures
 	}
+	if l.PairFailures <= 0 {
+		l.PairFailures = d.PairFailures
+	}
 	if l.Backoff <= 0 {
 		l.Backoff = d.Backoff
 	}
@@ -86,11 +104,19 @@ func newLimiter(l Limits, now func() time.Time) *limiter {
 	if l.Forget <= 0 {
 		l.Forget = d.Forget
 	}
+	if l.GoodFor <= 0 {
+		l.GoodFor = d.GoodFor
+	}
 	if l.MaxEntries <= 0 {
 		l.MaxEntries = d.MaxEntries
 	}
-	return &limiter{lim: l, now: now, m: map[string]*failures{}, cpu: make(chan struct{}, max(1, runtime.NumCPU()))}
+	return &limiter{lim: l, now: now, m: map[string]*failures{}, good: map[string]time.Time{},
+		cpu: make(chan struct{}, max(1, runtime.NumCPU()))}
 }
+
+func userKey(user string) string         { return "u\x00" + user }
+func sourceKey(source string) string     { return "a\x00" + source }
+func pairKey(user, source string) string { return "p\x00" + user + "\x00" + source }
 
 // locked returns how long key is still locked out.
 func (l *limiter) locked(key string, now time.Time) time.Duration {
@@ -100,12 +126,17 @@ func (l *limiter) locked(key string, now time.Time) time.Duration {
 	return 0
 }
 
-// check refuses while the user or the source is locked out.
+// check refuses while the pair is locked out, or, for a pair not known
+// good, while the user or the address is.
 func (l *limiter) check(user, source string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	if d := max(l.locked("u\x00"+user, now), l.locked("a\x00"+source, now)); d > 0 {
+	d := l.locked(pairKey(user, source), now)
+	if t, ok := l.good[pairKey(user, source)]; !ok || now.Sub(t) > l.lim.GoodFor {
+		d = max(d, l.locked(userKey(user), now), l.locked(sourceKey(source), now))
+	}
+	if d > 0 {
 		return &LockedError{RetryAfter: d}
 	}
 	return nil
@@ -115,8 +146,9 @@ func (l *limiter) fail(user, source string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
-	l.bump("u\x00"+user, l.lim.UserFailures, now)
-	l.bump("a\x00"+source, l.lim.SourceFailures, now)
+	l.bump(pairKey(user, source), l.lim.PairFailures, now)
+	l.bump(userKey(user), l.lim.UserFailures, now)
+	l.bump(sourceKey(source), l.lim.SourceFailures, now)
 }
 
 func (l *limiter) bump(key string, allowed int, now time.Time) {
@@ -158,10 +190,29 @@ func (l *limiter) sweep(now time.Time) {
 	}
 }
 
-func (l *limiter) succeed(user string) {
+// succeed clears the pair's failures and marks it known good. The user's
+// and the address's counts stay: a guesser elsewhere does not get a fresh
+// allowance each time the real owner logs in.
+func (l *limiter) succeed(user, source string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	delete(l.m, "u\x00"+user)
+	now := l.now()
+	k := pairKey(user, source)
+	delete(l.m, k)
+	if _, ok := l.good[k]; !ok && len(l.good) >= l.lim.MaxEntries {
+		for g, t := range l.good {
+			if now.Sub(t) > l.lim.GoodFor {
+				delete(l.good, g)
+			}
+		}
+		for g := range l.good { // still full: forget arbitrary half
+			if len(l.good) < l.lim.MaxEntries/2 {
+				break
+			}
+			delete(l.good, g)
+		}
+	}
+	l.good[k] = now
 }
 
 func hashPassword(password string, cost int) ([]byte, error) {
@@ -175,8 +226,15 @@ func hashPassword(password string, cost int) ([]byte, error) {
 
 // checkPassword verifies username/password against the user table. It
 // costs one bcrypt comparison whether or not the user exists, and refuses
-// at once (without comparing) while the user or source is locked out.
+// at once (without comparing) while the user or source is locked out. A
+// request without a user name (no token, no credentials: a client before
+// its login, or a scan) is refused at once: it is no guess, so it neither
+// costs a bcrypt comparison nor counts against the source address (Java:
+// the same "unknown user!").
 func (s *Service) checkPassword(username, password, source string) error {
+	if username == "" {
+		return ErrUnknownUser
+	}
 	if err := s.limiter.check(username, source); err != nil {
 		return err
 	}
@@ -195,6 +253,6 @@ func (s *Service) checkPassword(username, password, source string) error {
 		s.limiter.fail(username, source)
 		return ErrUnknownUser
 	}
-	s.limiter.succeed(username)
+	s.limiter.succeed(username, source)
 	return nil
 }

@@ -39,16 +39,19 @@ func Secured(a *auth.Service, contextPath string, objs ConfigObjects) fiber.Hand
 		contextPath = ""
 	}
 	return func(c *fiber.Ctx) error {
+		hdr := func(k string) string { return string(c.Request().Header.Peek(k)) }
+		node := a.Enabled() && a.Identity().Verify(hdr)
+		if a.Enabled() && !node && len(c.Request().Header.Peek(HeaderForwarded)) > 0 {
+			// only a node may say a request was forwarded by a node (that
+			// skips DistroFilter and the leader's own forwarding)
+			c.Request().Header.Del(HeaderForwarded)
+		}
 		key, ok := routeKey(c, contextPath)
 		if !ok {
 			return c.Next()
 		}
 		s, ok := lookupSecured(table, key)
-		if !ok || !a.Enabled() && !s.admin {
-			return c.Next()
-		}
-		hdr := func(k string) string { return string(c.Request().Header.Peek(k)) }
-		if a.Enabled() && a.Identity().Verify(hdr) {
+		if !ok || !a.Enabled() && !s.admin || node {
 			return c.Next()
 		}
 		p := ParamsOf(c)

@@ -215,3 +215,27 @@ func WaitMembersUp(t testing.TB, nodes []*Node) {
 		return nil
 	})
 }
+
+// DoURL sends a request to an absolute URL with a raw body (may be empty)
+// and the headers given.
+func DoURL(t testing.TB, method, u, body string, header map[string]string) Response {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, u, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return Response{Status: resp.StatusCode, Body: string(b), Header: resp.Header}
+}

@@ -19,6 +19,7 @@ import java.nio.charset.StandardCharsets;
  * Main consumer &lt;host:port&gt; &lt;namespace&gt;               prints RESULT discover.call, then
  *     PHASE stop-provider; after a line on stdin, RESULT provider.gone
  * </pre>
+ * With -Dnacosd.username and -Dnacosd.password the registry URL carries them (auth enabled).
  */
 public final class Main {
 
@@ -41,6 +42,12 @@ public final class Main {
         System.setProperty("dubbo.application.logger", "slf4j");
         String role = args[0];
         String registry = "nacos://" + args[1] + "?namespace=" + args[2];
+        // -Dnacosd.username/-Dnacosd.password: the registry logs in (auth on)
+        String user = System.getProperty("nacosd.username", "");
+        if (!user.isEmpty()) {
+            registry += "&username=" + java.net.URLEncoder.encode(user, StandardCharsets.UTF_8)
+                    + "&password=" + java.net.URLEncoder.encode(System.getProperty("nacosd.password", ""), StandardCharsets.UTF_8);
+        }
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         RegistryConfig reg = new RegistryConfig(registry);
         if (role.equals("provider")) {
