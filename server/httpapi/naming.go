@@ -163,6 +163,23 @@ func groupedServiceName(p Params) (string, bool) {
 	return naming.GroupedName(v, p.Optional("groupName", naming.DefaultGroup)), true
 }
 
+// peekCheckedService is checkedService on Peek: the name may share the
+// request's memory (valid until the handler returns).
+func peekCheckedService(p Params) (string, error) {
+	v, ok := p.Peek("serviceName")
+	if !ok {
+		v, ok = p.Peek("dom")
+	}
+	if !ok {
+		return "", compat.ParamRequired("serviceName")
+	}
+	v = naming.GroupedName(compat.JavaTrim(v), p.PeekOptional("groupName", naming.DefaultGroup))
+	if v == "" {
+		return "", compat.ParamRequired("serviceName")
+	}
+	return v, naming.CheckServiceNameFormat(v)
+}
+
 // requiredService is WebUtils.required(serviceName) on the rewritten value.
 func requiredService(p Params) (string, error) {
 	v, ok := groupedServiceName(p)
@@ -419,24 +436,27 @@ func (h *namingHandlers) sendList(c *fiber.Ctx, p Params, svc string) error {
 }
 
 // beatWith is InstanceController.beat, in its order of parsing: the beat
-// JSON, clusterName, ip and port, then serviceName (svc resolves it).
+// JSON, clusterName, ip and port, then serviceName (svc resolves it). The
+// hottest request a registry serves: parameters are read in place
+// (Peek; Registry.Beat copies what it keeps) and the answer is written
+// straight into the response.
 func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc func() (string, error)) error {
 	var f naming.BeatForm
-	if raw := p.Optional("beat", ""); raw != "" {
-		b, err := naming.ParseBeat(raw)
-		if err != nil {
+	var beat naming.BeatInfo
+	if raw := p.PeekOptional("beat", ""); raw != "" {
+		if err := naming.ParseBeatInto(raw, &beat); err != nil {
 			return err
 		}
-		f.Beat = b
+		f.Beat = &beat
 	}
-	f.ClusterName = p.Optional("clusterName", naming.DefaultCluster)
-	f.IP = p.Optional("ip", "")
-	port, err := ParseJavaInt(p.Optional("port", "0"))
+	f.ClusterName = p.PeekOptional("clusterName", naming.DefaultCluster)
+	f.IP = p.PeekOptional("ip", "")
+	port, err := ParseJavaInt(p.PeekOptional("port", "0"))
 	if err != nil {
 		return err
 	}
 	f.Port = port
-	f.NamespaceID = namespace(p)
+	f.NamespaceID = p.PeekOptional("namespaceId", naming.DefaultNamespace)
 	if f.ServiceName, err = svc(); err != nil {
 		return err
 	}
@@ -444,12 +464,13 @@ func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc func() (string, er
 	if err != nil {
 		return err
 	}
-	return SendJSON(c, res.JSON())
+	var buf [96]byte
+	return sendJSONCopy(c, res.AppendJSON(buf[:0]))
 }
 
 func (h *namingHandlers) beat(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	return h.beatWith(c, p, func() (string, error) { return checkedService(p) })
+	return h.beatWith(c, p, func() (string, error) { return peekCheckedService(p) })
 }
 
 func (h *namingHandlers) clientBeat(c *fiber.Ctx) error {

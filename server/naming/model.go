@@ -61,6 +61,20 @@ func (in *Instance) DatumKey() string {
 	return in.IP + ":unknown:" + in.ClusterName
 }
 
+// appendDatumKey appends the DatumKey of ip, port and cluster to dst. With
+// a stack buffer, a lookup m[string(appendDatumKey(buf[:0], ...))] costs
+// no allocation.
+func appendDatumKey(dst []byte, ip string, port int, cluster string) []byte {
+	dst = append(dst, ip...)
+	dst = append(dst, ':')
+	if port > 0 {
+		dst = strconv.AppendInt(dst, int64(port), 10)
+		dst = append(dst, ':')
+	}
+	dst = append(dst, "unknown:"...)
+	return append(dst, cluster...)
+}
+
 // Addr is ip:port.
 func (in *Instance) Addr() string { return in.IP + ":" + strconv.Itoa(in.Port) }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -517,38 +518,40 @@ type BeatForm struct {
 }
 
 // Beat refreshes an ephemeral instance, or re-registers it from the beat JSON
-// (§3.3, §4.1).
+// (§3.3, §4.1). f's strings may share the request's memory (the handler's
+// ParseBeatInto): Beat copies whatever it keeps.
 func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	r.stats.beats.Add(1)
 	sw := r.Switches()
 	res := BeatResult{ClientBeatInterval: sw.ClientBeatInterval}
 	cluster, ip, port := f.ClusterName, f.IP, f.Port
 	if f.Beat != nil {
-		if JavaTrimBlank(f.Beat.Cluster) {
-			f.Beat.Cluster = cluster
-		} else {
+		if !JavaTrimBlank(f.Beat.Cluster) {
 			cluster = f.Beat.Cluster
 		}
 		ip, port = f.Beat.IP, f.Beat.Port
 	}
-	in := r.findInstance(f.NamespaceID, f.ServiceName, cluster, ip, port)
-	if in == nil {
+	var kb [128]byte
+	key := appendDatumKey(kb[:0], ip, port, cluster)
+	s := r.service(f.NamespaceID, f.ServiceName)
+	if s == nil || !s.hasDatumKey(key) {
 		if f.Beat == nil {
 			r.stats.beatsUnknown.Add(1)
 			res.Code = compat.BeatNotFound
 			return res, nil
 		}
+		b := f.Beat.clone()
 		eph := true
-		if f.Beat.Ephemeral != nil {
-			eph = *f.Beat.Ephemeral
+		if b.Ephemeral != nil {
+			eph = *b.Ephemeral
 		}
-		reg := Instance{IP: ip, Port: port, Weight: f.Beat.Weight, Metadata: f.Beat.Metadata, ClusterName: cluster,
-			ServiceName: f.ServiceName, Ephemeral: eph, Healthy: true, Enabled: true}
-		if err := r.Register(ctx, InstanceForm{NamespaceID: f.NamespaceID, ServiceName: f.ServiceName, Instance: reg}); err != nil {
+		reg := Instance{IP: b.IP, Port: port, Weight: b.Weight, Metadata: b.Metadata, ClusterName: strings.Clone(cluster),
+			ServiceName: strings.Clone(f.ServiceName), Ephemeral: eph, Healthy: true, Enabled: true}
+		if err := r.Register(ctx, InstanceForm{NamespaceID: strings.Clone(f.NamespaceID), ServiceName: reg.ServiceName, Instance: reg}); err != nil {
 			return res, err
 		}
+		s = r.service(f.NamespaceID, f.ServiceName)
 	}
-	s := r.service(f.NamespaceID, f.ServiceName)
 	if s == nil {
 		return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
 	}
@@ -556,20 +559,22 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	recovered := false
 	var interval int64
 	var hasInterval bool
-	key := (&Instance{IP: ip, Port: port, ClusterName: cluster}).DatumKey()
 	s.mu.Lock()
-	if o, ok := s.ephemeral[key]; ok {
+	if o, ok := s.ephemeral[string(key)]; ok {
 		o.LastBeat = now
 		if !o.Marked && !o.Healthy {
 			o.Healthy = true
 			recovered = true
 		}
 	}
-	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
-		if o, ok := list[key]; ok {
-			if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
-				interval, hasInterval = o.HeartBeatInterval(), true
-			}
+	if o, ok := s.persistent[string(key)]; ok {
+		if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
+			interval, hasInterval = o.HeartBeatInterval(), true
+		}
+	}
+	if o, ok := s.ephemeral[string(key)]; ok {
+		if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
+			interval, hasInterval = o.HeartBeatInterval(), true
 		}
 	}
 	if recovered {
@@ -577,8 +582,9 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	}
 	s.mu.Unlock()
 	if recovered {
-		r.log.Info("instance recovered by beat", "service", f.ServiceName, "ip", ip, "port", port)
-		r.changed(f.NamespaceID, f.ServiceName)
+		ns, svc := strings.Clone(f.NamespaceID), strings.Clone(f.ServiceName)
+		r.log.Info("instance recovered by beat", "service", svc, "ip", strings.Clone(ip), "port", port)
+		r.changed(ns, svc)
 	}
 	res.Code = compat.BeatOK
 	if hasInterval {
@@ -586,6 +592,18 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	}
 	res.LightBeatEnabled = sw.LightBeatEnabled
 	return res, nil
+}
+
+// hasDatumKey reports whether the datum key names an instance of either
+// kind.
+func (s *Service) hasDatumKey(key []byte) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if _, ok := s.persistent[string(key)]; ok {
+		return true
+	}
+	_, ok := s.ephemeral[string(key)]
+	return ok
 }
 
 // JavaTrimBlank reports whether s is empty after String.trim.
@@ -599,13 +617,14 @@ func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Inst
 	if s == nil {
 		return nil
 	}
-	key := (&Instance{IP: ip, Port: port, ClusterName: cluster}).DatumKey()
+	var kb [128]byte
+	key := appendDatumKey(kb[:0], ip, port, cluster)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if in, ok := s.persistent[key]; ok {
+	if in, ok := s.persistent[string(key)]; ok {
 		return in
 	}
-	return s.ephemeral[key]
+	return s.ephemeral[string(key)]
 }
 
 // HasInstance reports whether ip:port is registered in the cluster (either
