@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/server/naming"
@@ -140,6 +142,15 @@ func (h *namingHandlers) trafficRevise(c *fiber.Ctx) error {
 
 func noSuchAPI(c *fiber.Ctx) error {
 	return SendSpringError(c, fiber.StatusNotImplemented, "no such api:"+c.Method()+":"+string(c.Request().URI().Path()))
+}
+
+// peekUserAgent is userAgent without the copy (valid until the handler
+// returns).
+func peekUserAgent(c *fiber.Ctx) string {
+	if ua := c.Request().Header.UserAgent(); len(ua) > 0 {
+		return utils.UnsafeString(ua)
+	}
+	return utils.UnsafeString(c.Request().Header.Peek("Client-Version"))
 }
 
 // userAgent is WebUtils.getUserAgent.
@@ -387,26 +398,28 @@ func (h *namingHandlers) detail(c *fiber.Ctx) error {
 	return SendJSON(c, body)
 }
 
+// listQuery reads instance/list's parameters in place (Peek): the query is
+// only looked at, and Registry.ListBody copies what it keeps.
 func (h *namingHandlers) listQuery(c *fiber.Ctx, p Params, svc string) (naming.ListQuery, error) {
-	q := naming.ListQuery{NamespaceID: namespace(p), ServiceName: svc, Agent: userAgent(c)}
-	q.Clusters = p.Optional("clusters", "")
-	q.ClientIP = p.Optional("clientIP", "")
-	udp, err := ParseJavaInt(p.Optional("udpPort", "0"))
+	q := naming.ListQuery{NamespaceID: p.PeekOptional("namespaceId", naming.DefaultNamespace), ServiceName: svc, Agent: peekUserAgent(c)}
+	q.Clusters = p.PeekOptional("clusters", "")
+	q.ClientIP = p.PeekOptional("clientIP", "")
+	udp, err := ParseJavaInt(p.PeekOptional("udpPort", "0"))
 	if err != nil {
 		return q, err
 	}
 	q.UDPPort = udp
-	q.Env = p.Optional("env", "")
-	q.IsCheck = ParseBoolean(p.Optional("isCheck", "false"))
-	q.App = p.Optional("app", "")
-	q.Tenant = p.Optional("tid", "")
-	q.HealthyOnly = ParseBoolean(p.Optional("healthyOnly", "false"))
+	q.Env = p.PeekOptional("env", "")
+	q.IsCheck = ParseBoolean(p.PeekOptional("isCheck", "false"))
+	q.App = p.PeekOptional("app", "")
+	q.Tenant = p.PeekOptional("tid", "")
+	q.HealthyOnly = ParseBoolean(p.PeekOptional("healthyOnly", "false"))
 	return q, nil
 }
 
 func (h *namingHandlers) list(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	svc, err := checkedService(p)
+	svc, err := peekCheckedService(p)
 	if err != nil {
 		return err
 	}
@@ -423,16 +436,27 @@ func (h *namingHandlers) srvIPXT(c *fiber.Ctx) error {
 	return h.sendList(c, p, naming.DefaultGroup+naming.GroupSeparator+dom)
 }
 
+// sendList writes the cached body's parts straight into the response.
 func (h *namingHandlers) sendList(c *fiber.Ctx, p Params, svc string) error {
 	q, err := h.listQuery(c, p, svc)
 	if err != nil {
 		return err
 	}
-	body, err := h.Registry.List(q)
+	body, err := h.Registry.ListBody(q)
 	if err != nil {
 		return err
 	}
-	return SendJSON(c, body)
+	c.Set(fiber.HeaderContentType, ContentTypeJSON)
+	pre, ref, post := body.Parts()
+	resp := c.Response()
+	resp.ResetBody()
+	resp.AppendBody(pre)
+	if ref >= 0 {
+		var db [20]byte
+		resp.AppendBody(strconv.AppendInt(db[:0], ref, 10))
+	}
+	resp.AppendBody(post)
+	return nil
 }
 
 // beatWith is InstanceController.beat, in its order of parsing: the beat

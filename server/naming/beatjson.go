@@ -112,15 +112,25 @@ func parseBeatFast(raw string, b *BeatInfo) bool {
 	var seen uint8
 	ok := p.object(func(k string) bool {
 		f := -1
-		for i, name := range beatFields {
-			if k == name {
-				f = i
-				break
-			}
+		switch k {
+		case "ip":
+			f = 0
+		case "port":
+			f = 1
+		case "serviceName":
+			f = 2
+		case "cluster":
+			f = 3
+		case "weight":
+			f = 4
+		case "ephemeral":
+			f = 5
+		case "metadata":
+			f = 6
 		}
 		if f < 0 {
-			for _, name := range beatFields {
-				if strings.EqualFold(k, name) {
+			for _, name := range beatFields { // keys are ASCII here: folding keeps lengths
+				if len(k) == len(name) && strings.EqualFold(k, name) {
 					return false // a case-folded match: encoding/json's rules
 				}
 			}
@@ -217,8 +227,9 @@ func (p *beatParser) peek() byte {
 	return 0
 }
 
-// object reads {"key": value, ...}, calling member with the parser at the
-// value of each key; member reads the value and reports success.
+// object reads {"key": value, ...} with ASCII keys, calling member with
+// the parser at the value of each key; member reads the value and reports
+// success.
 func (p *beatParser) object(member func(key string) bool) bool {
 	if p.peek() != '{' {
 		return false
@@ -232,8 +243,8 @@ func (p *beatParser) object(member func(key string) bool) bool {
 		if p.peek() != '"' {
 			return false
 		}
-		k, ok := p.plainString()
-		if !ok || p.peek() != ':' {
+		k, ascii, ok := p.plainStringASCII()
+		if !ok || !ascii || p.peek() != ':' {
 			return false
 		}
 		p.i++
@@ -256,24 +267,34 @@ func (p *beatParser) object(member func(key string) bool) bool {
 // plainString reads a string without escapes, control characters or
 // invalid UTF-8, and returns its text.
 func (p *beatParser) plainString() (string, bool) {
+	v, _, ok := p.plainStringASCII()
+	return v, ok
+}
+
+// plainStringASCII is plainString, also reporting whether the text is
+// ASCII.
+func (p *beatParser) plainStringASCII() (v string, ascii, ok bool) {
 	if p.peek() != '"' {
-		return "", false
+		return "", false, false
 	}
 	start := p.i + 1
+	var high byte
 	for j := start; j < len(p.s); j++ {
-		switch c := p.s[j]; {
+		c := p.s[j]
+		switch {
 		case c == '"':
 			v := p.s[start:j]
-			if !utf8.ValidString(v) {
-				return "", false
+			if high >= 0x80 && !utf8.ValidString(v) {
+				return "", false, false
 			}
 			p.i = j + 1
-			return v, true
+			return v, high < 0x80, true
 		case c == '\\' || c < 0x20:
-			return "", false
+			return "", false, false
 		}
+		high |= c
 	}
-	return "", false
+	return "", false, false
 }
 
 func (p *beatParser) literal(word string) bool {

@@ -84,6 +84,17 @@ func (in *Instance) JavaString() string {
 		"_" + strconv.FormatBool(in.Marked) + "_" + in.ClusterName
 }
 
+// sameJavaString reports in.JavaString() == o.JavaString() without
+// building either (a re-register compares them).
+func (in *Instance) sameJavaString(o *Instance) bool {
+	if in.IP != o.IP || in.Port != o.Port || in.ClusterName != o.ClusterName || in.Healthy != o.Healthy || in.Marked != o.Marked {
+		// the datum key, health and mark are delimited parts of the text;
+		// different parts can still spell the same text, so compare it
+		return in.JavaString() == o.JavaString()
+	}
+	return in.Weight == o.Weight || compat.FormatJavaDouble(in.Weight) == compat.FormatJavaDouble(o.Weight)
+}
+
 func (in *Instance) metaMillis(key string, def int64) int64 {
 	if v, ok := in.Metadata[key]; ok && digitsRE.MatchString(v) {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil {

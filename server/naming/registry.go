@@ -160,6 +160,8 @@ type Service struct {
 	finalizeCount int
 	datum         bool     // holds a Distro datum (an ephemeral list was written here or received)
 	datumOrder    []string // datum keys in the order Java's datum lists them (ephemeral.go)
+	datumHash     []int32  // their Java hash codes (filled when needed)
+	datumCap      int      // the HashMap capacity datumOrder is sorted for (0: not known sorted)
 	owned         bool     // this node was the service's owner at the last sweep
 }
 
@@ -320,7 +322,7 @@ func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live boo
 	if old, ok := list[key]; ok {
 		in.InstanceID = old.InstanceID
 		in.seq = old.seq
-		if old.JavaString() != in.JavaString() && !in.Marked {
+		if !old.sameJavaString(in) && !in.Marked {
 			in.Healthy = old.Healthy
 		}
 		if live {
@@ -534,76 +536,80 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	var kb [128]byte
 	key := appendDatumKey(kb[:0], ip, port, cluster)
 	s := r.service(f.NamespaceID, f.ServiceName)
-	if s == nil || !s.hasDatumKey(key) {
+	b, ok := s.beatLocked(key, r.nowMillis())
+	if !ok {
 		if f.Beat == nil {
 			r.stats.beatsUnknown.Add(1)
 			res.Code = compat.BeatNotFound
 			return res, nil
 		}
-		b := f.Beat.clone()
+		bi := f.Beat.clone()
 		eph := true
-		if b.Ephemeral != nil {
-			eph = *b.Ephemeral
+		if bi.Ephemeral != nil {
+			eph = *bi.Ephemeral
 		}
-		reg := Instance{IP: b.IP, Port: port, Weight: b.Weight, Metadata: b.Metadata, ClusterName: strings.Clone(cluster),
+		reg := Instance{IP: bi.IP, Port: port, Weight: bi.Weight, Metadata: bi.Metadata, ClusterName: strings.Clone(cluster),
 			ServiceName: strings.Clone(f.ServiceName), Ephemeral: eph, Healthy: true, Enabled: true}
 		if err := r.Register(ctx, InstanceForm{NamespaceID: strings.Clone(f.NamespaceID), ServiceName: reg.ServiceName, Instance: reg}); err != nil {
 			return res, err
 		}
-		s = r.service(f.NamespaceID, f.ServiceName)
-	}
-	if s == nil {
-		return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
-	}
-	now := r.nowMillis()
-	recovered := false
-	var interval int64
-	var hasInterval bool
-	s.mu.Lock()
-	if o, ok := s.ephemeral[string(key)]; ok {
-		o.LastBeat = now
-		if !o.Marked && !o.Healthy {
-			o.Healthy = true
-			recovered = true
+		if s = r.service(f.NamespaceID, f.ServiceName); s == nil {
+			return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
 		}
+		b, _ = s.beatLocked(key, r.nowMillis())
 	}
-	if o, ok := s.persistent[string(key)]; ok {
-		if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
-			interval, hasInterval = o.HeartBeatInterval(), true
-		}
-	}
-	if o, ok := s.ephemeral[string(key)]; ok {
-		if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
-			interval, hasInterval = o.HeartBeatInterval(), true
-		}
-	}
-	if recovered {
-		s.touch(now)
-	}
-	s.mu.Unlock()
-	if recovered {
+	if b.recovered {
 		ns, svc := strings.Clone(f.NamespaceID), strings.Clone(f.ServiceName)
 		r.log.Info("instance recovered by beat", "service", svc, "ip", strings.Clone(ip), "port", port)
 		r.changed(ns, svc)
 	}
 	res.Code = compat.BeatOK
-	if hasInterval {
-		res.ClientBeatInterval = interval
+	if b.hasInterval {
+		res.ClientBeatInterval = b.interval
 	}
 	res.LightBeatEnabled = sw.LightBeatEnabled
 	return res, nil
 }
 
-// hasDatumKey reports whether the datum key names an instance of either
-// kind.
-func (s *Service) hasDatumKey(key []byte) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	if _, ok := s.persistent[string(key)]; ok {
-		return true
+// beatOutcome is what a beat found and did.
+type beatOutcome struct {
+	recovered   bool  // an unhealthy, unmarked ephemeral instance turned healthy
+	interval    int64 // the instance's preserved.heart.beat.interval
+	hasInterval bool
+}
+
+// beatLocked refreshes the ephemeral instance with the datum key at now,
+// in one critical section; ok is false when neither list of s (nil: no
+// service) holds the key.
+func (s *Service) beatLocked(key []byte, now int64) (b beatOutcome, ok bool) {
+	if s == nil {
+		return b, false
 	}
-	_, ok := s.ephemeral[string(key)]
-	return ok
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	eo, eok := s.ephemeral[string(key)]
+	po, pok := s.persistent[string(key)]
+	if !eok && !pok {
+		return b, false
+	}
+	if eok {
+		eo.LastBeat = now
+		if !eo.Marked && !eo.Healthy {
+			eo.Healthy = true
+			b.recovered = true
+		}
+	}
+	for _, o := range [2]*Instance{po, eo} { // the ephemeral one's wins
+		if o != nil {
+			if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
+				b.interval, b.hasInterval = o.HeartBeatInterval(), true
+			}
+		}
+	}
+	if b.recovered {
+		s.touch(now)
+	}
+	return b, true
 }
 
 // JavaTrimBlank reports whether s is empty after String.trim.
