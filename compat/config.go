@@ -208,6 +208,16 @@ func NormalizeConfigType(t string) string {
 // ConfigContentType is the Content-Type GET /v1/cs/configs answers for a
 // config type (FileTypeEnum by upper-cased name; unknown → text).
 func ConfigContentType(t string) string {
+	switch t { // the types publish stores, without upper-casing them
+	case "json":
+		return "application/json;charset=UTF-8"
+	case "xml":
+		return "application/xml;charset=UTF-8"
+	case "html":
+		return "text/html;charset=UTF-8"
+	case "text", "properties", "yaml", "unset", "":
+		return "text/plain;charset=UTF-8"
+	}
 	switch strings.ToUpper(t) {
 	case "JSON":
 		return "application/json;charset=UTF-8"
@@ -246,33 +256,37 @@ func ConfigTypeOfDataID(dataID string) string {
 // GroupKey is GroupKey2.getKey: esc(dataId)+"+"+esc(group)[+"+"+esc(tenant)]
 // where esc turns '%' into %25 and '+' into %2B (config-v1.md §4.6).
 func GroupKey(dataID, group, tenant string) string {
-	var b strings.Builder
-	b.Grow(len(dataID) + len(group) + len(tenant) + 2)
-	groupKeyEsc(&b, dataID)
-	b.WriteByte('+')
-	groupKeyEsc(&b, group)
-	if tenant != "" {
-		b.WriteByte('+')
-		groupKeyEsc(&b, tenant)
-	}
-	return b.String()
+	return string(AppendGroupKey(make([]byte, 0, len(dataID)+len(group)+len(tenant)+2), dataID, group, tenant))
 }
 
-func groupKeyEsc(b *strings.Builder, s string) {
+// AppendGroupKey appends GroupKey(dataID, group, tenant) to dst (with a
+// stack buffer, a lookup by group key costs no allocation).
+func AppendGroupKey(dst []byte, dataID, group, tenant string) []byte {
+	dst = appendGroupKeyEsc(dst, dataID)
+	dst = append(dst, '+')
+	dst = appendGroupKeyEsc(dst, group)
+	if tenant != "" {
+		dst = append(dst, '+')
+		dst = appendGroupKeyEsc(dst, tenant)
+	}
+	return dst
+}
+
+func appendGroupKeyEsc(dst []byte, s string) []byte {
 	if !strings.ContainsAny(s, "+%") {
-		b.WriteString(s)
-		return
+		return append(dst, s...)
 	}
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case '+':
-			b.WriteString("%2B")
+			dst = append(dst, "%2B"...)
 		case '%':
-			b.WriteString("%25")
+			dst = append(dst, "%25"...)
 		default:
-			b.WriteByte(s[i])
+			dst = append(dst, s[i])
 		}
 	}
+	return dst
 }
 
 // ErrInvalidGroupKey is returned by ParseGroupKey.
@@ -443,11 +457,27 @@ func JavaURLEncode(s string) string {
 func ParseListeningConfigs(s string) ([]ListenEntry, error) {
 	var (
 		out    []ListenEntry
-		index  map[string]int
+		index  map[listenID]int // past linearDedup entries
 		tokens [3]string
 		n      int
 		start  int
 	)
+	// Entries are the same group key exactly when dataId, group and tenant
+	// are equal (GroupKey's escaping is one to one): a few are compared
+	// directly, more through a map of the three, no key built.
+	const linearDedup = 32
+	find := func(e ListenEntry) (int, bool) {
+		if index != nil {
+			j, ok := index[listenID{e.DataID, e.Group, e.Tenant}]
+			return j, ok
+		}
+		for j, o := range out {
+			if o.DataID == e.DataID && o.Group == e.Group && o.Tenant == e.Tenant {
+				return j, true
+			}
+		}
+		return 0, false
+	}
 	for i := 0; i < len(s); i++ {
 		switch s[i] {
 		case ListenWordSep:
@@ -469,23 +499,30 @@ func ParseListeningConfigs(s string) ([]ListenEntry, error) {
 				return nil, ErrInvalidProbe
 			}
 			n, start = 0, i+1
-			if index == nil {
-				index = make(map[string]int)
-			}
-			k := e.GroupKey()
-			if j, ok := index[k]; ok {
+			if j, ok := find(e); ok {
 				out[j] = e
 				continue
 			}
 			if len(out) >= ConfigMaxListenEntries {
 				return nil, ErrInvalidProbe
 			}
-			index[k] = len(out)
 			out = append(out, e)
+			switch {
+			case index != nil:
+				index[listenID{e.DataID, e.Group, e.Tenant}] = len(out) - 1
+			case len(out) > linearDedup:
+				index = make(map[listenID]int, 2*len(out))
+				for j, o := range out {
+					index[listenID{o.DataID, o.Group, o.Tenant}] = j
+				}
+			}
 		}
 	}
 	return out, nil
 }
+
+// listenID is what makes two listen entries the same group key.
+type listenID struct{ dataID, group, tenant string }
 
 // ListenOrder returns the group keys of entries in the iteration order of the
 // HashMap(50) MD5Util.getClientMd5Map builds, which is the order Java lists

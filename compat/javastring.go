@@ -35,7 +35,16 @@ func JavaIsBlank(s string) bool {
 // JavaTrim is String.trim: every char <= ' ' removed at both ends.
 // JavaTrim(s) == "" is the test `s.trim().isEmpty()`.
 func JavaTrim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool { return r <= ' ' })
+	// bytes <= ' ' are whole runes in UTF-8 (every byte of a multi-byte
+	// rune is >= 0x80), so trimming bytes is trimming those chars
+	i, j := 0, len(s)
+	for i < j && s[i] <= ' ' {
+		i++
+	}
+	for j > i && s[j-1] <= ' ' {
+		j--
+	}
+	return s[i:j]
 }
 
 // JavaSplit is String.split with a literal (non-regex-special) separator,

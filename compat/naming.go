@@ -1,5 +1,7 @@
 package compat
 
+import "strconv"
+
 // Naming wire shapes (naming-v1.md §3). Domain code fills these plain
 // values; the Append functions write the exact bytes Java Nacos 1.4.8 does.
 
@@ -96,13 +98,20 @@ type BeatResult struct {
 
 // JSON renders {"clientBeatInterval":5000,"code":10200,"lightBeatEnabled":true},
 // or without lightBeatEnabled for code 20404.
-func (b BeatResult) JSON() []byte {
-	w := NewJSON(80)
-	w.BeginObject().Key("clientBeatInterval").Int(b.ClientBeatInterval).Key("code").Int(int64(b.Code))
+func (b BeatResult) JSON() []byte { return b.AppendJSON(make([]byte, 0, 80)) }
+
+// AppendJSON appends the JSON body to dst (a beat answers with it: no
+// writer, no allocation beyond dst's growth).
+func (b BeatResult) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"clientBeatInterval":`...)
+	dst = strconv.AppendInt(dst, b.ClientBeatInterval, 10)
+	dst = append(dst, `,"code":`...)
+	dst = strconv.AppendInt(dst, int64(b.Code), 10)
 	if b.Code == BeatOK {
-		w.Key("lightBeatEnabled").Bool(b.LightBeatEnabled)
+		dst = append(dst, `,"lightBeatEnabled":`...)
+		dst = strconv.AppendBool(dst, b.LightBeatEnabled)
 	}
-	return w.EndObject().Bytes()
+	return append(dst, '}')
 }
 
 // InstanceDetail is the GET /instance body (§3.1.7).

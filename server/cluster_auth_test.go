@@ -82,16 +82,20 @@ func TestClusterAuth(t *testing.T) {
 
 	// a user created through a raft follower (forwarded to the leader)
 	var follower, leader *servertest.Node
-	for _, n := range nodes {
-		if n.IsRaftLeader() {
-			leader = n
-		} else if follower == nil {
-			follower = n
+	servertest.Eventually(t, 15*time.Second, func() error { // a loaded machine may be between leaders
+		follower, leader = nil, nil
+		for _, n := range nodes {
+			if n.IsRaftLeader() {
+				leader = n
+			} else if follower == nil {
+				follower = n
+			}
 		}
-	}
-	if leader == nil || follower == nil {
-		t.Fatal("no raft leader or follower")
-	}
+		if leader == nil || follower == nil {
+			return fmt.Errorf("no raft leader or follower")
+		}
+		return nil
+	})
 	aq := url.Values{"accessToken": {admin}}
 	for _, w := range []struct {
 		path string

@@ -72,11 +72,16 @@ func (s *Service) MD5(groupKey, ip, tag string) string {
 }
 
 func (s *Service) md5Locked(gk, ip, tag string) string {
-	it := s.items[gk]
+	return s.md5LockedIP(s.items[gk], func() string { return ip }, tag)
+}
+
+// md5LockedIP is md5Locked on an item, with the client IP asked for only
+// when the item has a beta variant.
+func (s *Service) md5LockedIP(it *item, ip func() string, tag string) string {
 	if it == nil {
 		return ""
 	}
-	if it.beta != nil && containsStr(it.betaIPs, ip) {
+	if it.beta != nil && containsStr(it.betaIPs, ip()) {
 		return it.beta.MD5
 	}
 	if tag != "" && it.tags != nil {
@@ -110,13 +115,37 @@ func (s *Service) Changed(entries []compat.ListenEntry, ip, tag string) []compat
 }
 
 func (s *Service) changedKeys(entries []compat.ListenEntry, keys []string, ip, tag string) []compat.ChangedKey {
+	return s.changedKeysIP(entries, keys, func() string { return ip }, tag)
+}
+
+// changedKeysIP is changedKeys with the client IP asked for only when a
+// beta variant needs it, and keys built on the stack when keys is nil.
+func (s *Service) changedKeysIP(entries []compat.ListenEntry, keys []string, ip func() string, tag string) []compat.ChangedKey {
 	var changed []string
-	idx := map[string]int{}
+	var idx map[string]int
 	s.mu.RLock()
 	for i, e := range entries {
-		if s.md5Locked(keys[i], ip, tag) != e.MD5 {
-			changed = append(changed, keys[i])
-			idx[keys[i]] = i
+		var it *item
+		var kb [256]byte
+		var k []byte
+		if keys != nil {
+			it = s.items[keys[i]]
+		} else {
+			k = compat.AppendGroupKey(kb[:0], e.DataID, e.Group, e.Tenant)
+			it = s.items[string(k)]
+		}
+		if s.md5LockedIP(it, ip, tag) != e.MD5 {
+			gk := ""
+			if keys != nil {
+				gk = keys[i]
+			} else {
+				gk = string(k)
+			}
+			if idx == nil {
+				idx = map[string]int{}
+			}
+			changed = append(changed, gk)
+			idx[gk] = i
 		}
 	}
 	s.mu.RUnlock()
@@ -132,6 +161,23 @@ func (s *Service) changedKeys(entries []compat.ListenEntry, keys []string, ip, t
 		out[i] = compat.ChangedKey{DataID: e.DataID, Group: e.Group, Tenant: e.Tenant}
 	}
 	return out
+}
+
+// CheckListen is the first look of a long poll: when it can be answered
+// at once — a listened config changed, Long-Pulling-Timeout-No-Hangup, or
+// the service is closing — it returns the answer (nil: none changed) and
+// true, holding nothing; otherwise the caller holds it with Listen (which
+// registers the holder, then looks again). Nothing of its arguments is
+// kept, so they may alias request memory; ip is asked for only when a
+// beta variant needs it.
+func (s *Service) CheckListen(entries []compat.ListenEntry, ip func() string, tag string, noHangup bool) ([]compat.ChangedKey, bool) {
+	if s.currentSwitches().fixedPolling {
+		return nil, false
+	}
+	if changed := s.changedKeysIP(entries, nil, ip, tag); len(changed) > 0 {
+		return changed, true
+	}
+	return nil, noHangup || s.shut.Load()
 }
 
 // HoldTimeout is how long a long poll with client timeout ms is held:

@@ -30,10 +30,17 @@ type GetResult struct {
 // Get selects the variant a client gets: beta for a listed IP, else the tag
 // param's variant, else the Vipserver-Tag variant when it exists, else main.
 func (s *Service) Get(dataID, group, tenant, tag, autoTag, ip string) GetResult {
-	gk := groupKeyOf(dataID, group, tenant)
+	return s.GetFor(dataID, group, tenant, tag, autoTag, func() string { return ip })
+}
+
+// GetFor is Get with the client IP asked for only when a beta variant
+// needs it. It keeps none of its arguments.
+func (s *Service) GetFor(dataID, group, tenant, tag, autoTag string, ip func() string) GetResult {
+	var kb [256]byte
+	gk := compat.AppendGroupKey(kb[:0], dataID, group, tenant)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	it := s.items[gk]
+	it := s.items[string(gk)]
 	if it == nil {
 		return GetResult{}
 	}
@@ -42,7 +49,7 @@ func (s *Service) Get(dataID, group, tenant, tag, autoTag, ip string) GetResult 
 		r.Type = it.info.Type
 	}
 	switch {
-	case it.beta != nil && containsStr(it.betaIPs, ip):
+	case it.beta != nil && containsStr(it.betaIPs, ip()):
 		r.Served, r.Content, r.MD5, r.Modified, r.Beta = true, it.beta.Content, it.beta.MD5, it.beta.Modified, true
 	case compat.JavaIsBlank(tag):
 		if !compat.JavaIsBlank(autoTag) && it.tags[autoTag] != nil {

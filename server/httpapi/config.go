@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
@@ -119,7 +120,7 @@ func sendCfgJSON(c *fiber.Ctx, body []byte) error {
 }
 
 func param(p Params, name, value string) bool {
-	v, ok := p.Raw(name)
+	v, ok := p.Peek(name)
 	return ok && v == value
 }
 
@@ -178,8 +179,10 @@ func required(p Params, names ...string) ([]string, error) {
 }
 
 // httpDate is the Last-Modified format (RFC 1123, GMT).
-func httpDate(ms int64) string {
-	return time.UnixMilli(ms).UTC().Format(http.TimeFormat)
+func httpDate(ms int64) string { return string(appendHTTPDate(nil, ms)) }
+
+func appendHTTPDate(dst []byte, ms int64) []byte {
+	return time.UnixMilli(ms).UTC().AppendFormat(dst, http.TimeFormat)
 }
 
 func noCache(c *fiber.Ctx) {
@@ -188,15 +191,21 @@ func noCache(c *fiber.Ctx) {
 	c.Set("Cache-Control", "no-cache,no-store")
 }
 
-// get is GET /v1/cs/configs (config-v1.md §3.1).
+// get is GET /v1/cs/configs (config-v1.md §3.1), the config center's
+// hottest request: parameters are read in place (only looked up), the
+// client IP is read only when a beta variant needs it, and the headers
+// are written without building strings.
 func (h *configHandlers) get(c *fiber.Ctx, p Params) error {
-	v, err := required(p, "dataId", "group")
-	if err != nil {
-		return err
+	dataID, ok := p.Peek("dataId")
+	if !ok {
+		return compat.MissingRequestParam("dataId", "String")
 	}
-	dataID, group := v[0], v[1]
-	tenant := p.Spring("tenant", "")
-	tag, _ := p.Raw("tag")
+	group, ok := p.Peek("group")
+	if !ok {
+		return compat.MissingRequestParam("group", "String")
+	}
+	tenant, _ := p.Peek("tenant")
+	tag, _ := p.Peek("tag")
 	if err := compat.CheckTenant(tenant); err != nil {
 		return err
 	}
@@ -207,7 +216,7 @@ func (h *configHandlers) get(c *fiber.Ctx, p Params) error {
 	if err := compat.CheckTag(tag); err != nil {
 		return err
 	}
-	r := h.s.Get(dataID, group, tenant, tag, c.Get("Vipserver-Tag"), clientIP(c))
+	r := h.s.GetFor(dataID, group, tenant, tag, utils.UnsafeString(c.Request().Header.Peek("Vipserver-Tag")), func() string { return clientIP(c) })
 	if !r.Found {
 		return c.Status(fiber.StatusNotFound).SendString(compat.ConfigNotExist)
 	}
@@ -224,7 +233,8 @@ func (h *configHandlers) get(c *fiber.Ctx, p Params) error {
 	}
 	c.Set("Content-MD5", r.MD5)
 	noCache(c)
-	c.Set("Last-Modified", httpDate(r.Modified))
+	var db [len(http.TimeFormat) + 8]byte
+	c.Response().Header.SetBytesV("Last-Modified", appendHTTPDate(db[:0], r.Modified))
 	return c.SendString(r.Content)
 }
 
@@ -613,7 +623,7 @@ func (h *configHandlers) listenerByIP(c *fiber.Ctx) error {
 // listen is POST /v1/cs/configs/listener, the long poll (config-v1.md §4).
 func (h *configHandlers) listen(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	probe, _ := p.Raw("Listening-Configs")
+	probe, _ := p.Peek("Listening-Configs") // read in place; copied below before it is held
 	if compat.JavaIsBlank(probe) {
 		return compat.ErrInvalidProbe
 	}
@@ -625,21 +635,27 @@ func (h *configHandlers) listen(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ip := clientIP(c)
-	tag := strings.Clone(c.Get("Vipserver-Tag"))
+	tag := c.Get("Vipserver-Tag")
 	timeoutHdr := c.Request().Header.Peek("Long-Pulling-Timeout")
 	if timeoutHdr == nil {
-		return h.shortPoll(c, entries, ip, tag)
+		return h.shortPoll(c, entries, clientIP(c), tag)
 	}
 	timeout, err := strconv.ParseInt(string(timeoutHdr), 10, 64)
 	if err != nil {
 		return compat.ConfigNumberFormat(string(timeoutHdr))
 	}
-	poll := h.s.Listen(config.ListenRequest{Entries: entries, IP: ip, Tag: tag,
-		AppName: strings.Clone(c.Get("Client-AppName")), Timeout: timeout,
-		NoHangup: compat.JavaParseBoolean(c.Get("Long-Pulling-Timeout-No-Hangup"))})
-	<-poll.Done()
-	changed := poll.Result()
+	noHangup := compat.JavaParseBoolean(c.Get("Long-Pulling-Timeout-No-Hangup"))
+	changed, answered := h.s.CheckListen(entries, func() string { return clientIP(c) }, tag, noHangup)
+	if !answered {
+		// held: the entries must not alias the request any more
+		if entries, err = compat.ParseListeningConfigs(strings.Clone(decoded)); err != nil {
+			return err
+		}
+		poll := h.s.Listen(config.ListenRequest{Entries: entries, IP: clientIP(c), Tag: strings.Clone(tag),
+			AppName: strings.Clone(c.Get("Client-AppName")), Timeout: timeout, NoHangup: noHangup})
+		<-poll.Done()
+		changed = poll.Result()
+	}
 	if len(changed) == 0 {
 		return emptyOK(c)
 	}

@@ -113,6 +113,14 @@ func SendJSON(c *fiber.Ctx, body []byte) error {
 	return c.Send(body)
 }
 
+// sendJSONCopy is SendJSON for a body in the caller's (stack) buffer: it
+// is copied into the response's own pooled buffer.
+func sendJSONCopy(c *fiber.Ctx, body []byte) error {
+	c.Set(fiber.HeaderContentType, ContentTypeJSON)
+	c.Response().SetBody(body)
+	return nil
+}
+
 // SendText writes a plain-text body (the "ok" of Java handlers) with status 200.
 func SendText(c *fiber.Ctx, body string) error {
 	c.Set(fiber.HeaderContentType, ContentTypeText)

@@ -2,9 +2,11 @@ package httpapi
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/server/naming"
@@ -148,6 +150,15 @@ func noSuchAPI(c *fiber.Ctx) error {
 	return SendSpringError(c, fiber.StatusNotImplemented, "no such api:"+c.Method()+":"+string(c.Request().URI().Path()))
 }
 
+// peekUserAgent is userAgent without the copy (valid until the handler
+// returns).
+func peekUserAgent(c *fiber.Ctx) string {
+	if ua := c.Request().Header.UserAgent(); len(ua) > 0 {
+		return utils.UnsafeString(ua)
+	}
+	return utils.UnsafeString(c.Request().Header.Peek("Client-Version"))
+}
+
 // userAgent is WebUtils.getUserAgent.
 func userAgent(c *fiber.Ctx) string {
 	if ua := string(c.Request().Header.UserAgent()); ua != "" {
@@ -173,6 +184,23 @@ func groupedServiceName(p Params) (string, bool) {
 		return v, true
 	}
 	return naming.GroupedName(compat.JavaTrim(v), p.Optional("groupName", naming.DefaultGroup)), true
+}
+
+// peekCheckedService is checkedService on Peek: the name may share the
+// request's memory (valid until the handler returns).
+func peekCheckedService(p Params) (string, error) {
+	v, ok := p.Peek("serviceName")
+	if !ok {
+		v, ok = p.Peek("dom")
+	}
+	if !ok {
+		return "", compat.ParamRequired("serviceName")
+	}
+	v = naming.GroupedName(compat.JavaTrim(v), p.PeekOptional("groupName", naming.DefaultGroup))
+	if v == "" {
+		return "", compat.ParamRequired("serviceName")
+	}
+	return v, naming.CheckServiceNameFormat(v)
 }
 
 // requiredService is WebUtils.required(serviceName) on the rewritten value.
@@ -382,26 +410,28 @@ func (h *namingHandlers) detail(c *fiber.Ctx) error {
 	return SendJSON(c, body)
 }
 
+// listQuery reads instance/list's parameters in place (Peek): the query is
+// only looked at, and Registry.ListBody copies what it keeps.
 func (h *namingHandlers) listQuery(c *fiber.Ctx, p Params, svc string) (naming.ListQuery, error) {
-	q := naming.ListQuery{NamespaceID: namespace(p), ServiceName: svc, Agent: userAgent(c)}
-	q.Clusters = p.Optional("clusters", "")
-	q.ClientIP = p.Optional("clientIP", "")
-	udp, err := ParseJavaInt(p.Optional("udpPort", "0"))
+	q := naming.ListQuery{NamespaceID: p.PeekOptional("namespaceId", naming.DefaultNamespace), ServiceName: svc, Agent: peekUserAgent(c)}
+	q.Clusters = p.PeekOptional("clusters", "")
+	q.ClientIP = p.PeekOptional("clientIP", "")
+	udp, err := ParseJavaInt(p.PeekOptional("udpPort", "0"))
 	if err != nil {
 		return q, err
 	}
 	q.UDPPort = udp
-	q.Env = p.Optional("env", "")
-	q.IsCheck = ParseBoolean(p.Optional("isCheck", "false"))
-	q.App = p.Optional("app", "")
-	q.Tenant = p.Optional("tid", "")
-	q.HealthyOnly = ParseBoolean(p.Optional("healthyOnly", "false"))
+	q.Env = p.PeekOptional("env", "")
+	q.IsCheck = ParseBoolean(p.PeekOptional("isCheck", "false"))
+	q.App = p.PeekOptional("app", "")
+	q.Tenant = p.PeekOptional("tid", "")
+	q.HealthyOnly = ParseBoolean(p.PeekOptional("healthyOnly", "false"))
 	return q, nil
 }
 
 func (h *namingHandlers) list(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	svc, err := checkedService(p)
+	svc, err := peekCheckedService(p)
 	if err != nil {
 		return err
 	}
@@ -418,37 +448,51 @@ func (h *namingHandlers) srvIPXT(c *fiber.Ctx) error {
 	return h.sendList(c, p, naming.DefaultGroup+naming.GroupSeparator+dom)
 }
 
+// sendList writes the cached body's parts straight into the response.
 func (h *namingHandlers) sendList(c *fiber.Ctx, p Params, svc string) error {
 	q, err := h.listQuery(c, p, svc)
 	if err != nil {
 		return err
 	}
-	body, err := h.Registry.List(q)
+	body, err := h.Registry.ListBody(q)
 	if err != nil {
 		return err
 	}
-	return SendJSON(c, body)
+	c.Set(fiber.HeaderContentType, ContentTypeJSON)
+	pre, ref, post := body.Parts()
+	resp := c.Response()
+	resp.ResetBody()
+	resp.AppendBody(pre)
+	if ref >= 0 {
+		var db [20]byte
+		resp.AppendBody(strconv.AppendInt(db[:0], ref, 10))
+	}
+	resp.AppendBody(post)
+	return nil
 }
 
 // beatWith is InstanceController.beat, in its order of parsing: the beat
-// JSON, clusterName, ip and port, then serviceName (svc resolves it).
+// JSON, clusterName, ip and port, then serviceName (svc resolves it). The
+// hottest request a registry serves: parameters are read in place
+// (Peek; Registry.Beat copies what it keeps) and the answer is written
+// straight into the response.
 func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc func() (string, error)) error {
 	var f naming.BeatForm
-	if raw := p.Optional("beat", ""); raw != "" {
-		b, err := naming.ParseBeat(raw)
-		if err != nil {
+	var beat naming.BeatInfo
+	if raw := p.PeekOptional("beat", ""); raw != "" {
+		if err := naming.ParseBeatInto(raw, &beat); err != nil {
 			return err
 		}
-		f.Beat = b
+		f.Beat = &beat
 	}
-	f.ClusterName = p.Optional("clusterName", naming.DefaultCluster)
-	f.IP = p.Optional("ip", "")
-	port, err := ParseJavaInt(p.Optional("port", "0"))
+	f.ClusterName = p.PeekOptional("clusterName", naming.DefaultCluster)
+	f.IP = p.PeekOptional("ip", "")
+	port, err := ParseJavaInt(p.PeekOptional("port", "0"))
 	if err != nil {
 		return err
 	}
 	f.Port = port
-	f.NamespaceID = namespace(p)
+	f.NamespaceID = p.PeekOptional("namespaceId", naming.DefaultNamespace)
 	if f.ServiceName, err = svc(); err != nil {
 		return err
 	}
@@ -456,12 +500,13 @@ func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc func() (string, er
 	if err != nil {
 		return err
 	}
-	return SendJSON(c, res.JSON())
+	var buf [96]byte
+	return sendJSONCopy(c, res.AppendJSON(buf[:0]))
 }
 
 func (h *namingHandlers) beat(c *fiber.Ctx) error {
 	p := ParamsOf(c)
-	return h.beatWith(c, p, func() (string, error) { return checkedService(p) })
+	return h.beatWith(c, p, func() (string, error) { return peekCheckedService(p) })
 }
 
 func (h *namingHandlers) clientBeat(c *fiber.Ctx) error {

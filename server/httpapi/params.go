@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
@@ -41,6 +42,32 @@ func (p Params) Raw(name string) (string, bool) {
 		return string(p.form.Peek(name)), true
 	}
 	return "", false
+}
+
+// Peek is Raw without the copy: the string shares the request's memory and
+// is valid only until the handler returns, so use it for values that are
+// only looked at (lookups, parsing) and strings.Clone what is kept.
+func (p Params) Peek(name string) (string, bool) {
+	if p.query != nil && p.query.Has(name) {
+		return utils.UnsafeString(p.query.Peek(name)), true
+	}
+	if p.form != nil && p.form.Has(name) {
+		return utils.UnsafeString(p.form.Peek(name)), true
+	}
+	return "", false
+}
+
+// PeekOptional is Optional on Peek: valid only until the handler returns.
+func (p Params) PeekOptional(name, def string) string {
+	v, ok := p.Peek(name)
+	if !ok {
+		return def
+	}
+	v = compat.JavaTrim(v)
+	if v == "" {
+		return def
+	}
+	return v
 }
 
 // Required is WebUtils.required: missing or empty → 400 "Param 'k' is

@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -39,18 +40,25 @@ func Secured(a *auth.Service, contextPath string, objs ConfigObjects) fiber.Hand
 		contextPath = ""
 	}
 	return func(c *fiber.Ctx) error {
-		hdr := func(k string) string { return string(c.Request().Header.Peek(k)) }
-		node := a.Enabled() && a.Identity().Verify(hdr)
-		if a.Enabled() && !node && len(c.Request().Header.Peek(HeaderForwarded)) > 0 {
-			// only a node may say a request was forwarded by a node (that
-			// skips DistroFilter and the leader's own forwarding)
-			c.Request().Header.Del(HeaderForwarded)
+		node := false
+		if a.Enabled() {
+			hdr := func(k string) string { return string(c.Request().Header.Peek(k)) }
+			node = a.Identity().Verify(hdr)
+			if !node && len(c.Request().Header.Peek(HeaderForwarded)) > 0 {
+				// only a node may say a request was forwarded by a node (that
+				// skips DistroFilter and the leader's own forwarding)
+				c.Request().Header.Del(HeaderForwarded)
+			}
 		}
-		key, ok := routeKey(c, contextPath)
+		var buf [128]byte
+		key, ok := appendRouteKey(buf[:0], c, contextPath)
 		if !ok {
 			return c.Next()
 		}
-		s, ok := lookupSecured(table, key)
+		s, ok := table[string(key)] // no allocation for the lookup
+		if !ok && (bytes.Contains(key, []byte(" /v1/ns/distro/")) || bytes.Contains(key, []byte(" /v1/ns/raft/"))) {
+			s, ok = lookupSecured(table, string(key))
+		}
 		if !ok || !a.Enabled() && !s.admin || node {
 			return c.Next()
 		}
@@ -95,16 +103,17 @@ func Secured(a *auth.Service, contextPath string, objs ConfigObjects) fiber.Hand
 	}
 }
 
-// routeKey is "METHOD path" below the context path, with the path the
-// router matches: the raw request path without trailing slashes.
-func routeKey(c *fiber.Ctx, contextPath string) (string, bool) {
+// appendRouteKey appends "METHOD path" below the context path to dst, with
+// the path the router matches: the raw request path without trailing
+// slashes.
+func appendRouteKey(dst []byte, c *fiber.Ctx, contextPath string) ([]byte, bool) {
 	path := c.Path()
 	for len(path) > 1 && path[len(path)-1] == '/' {
 		path = path[:len(path)-1]
 	}
 	if contextPath != "" {
 		if !strings.HasPrefix(path, contextPath) || len(path) > len(contextPath) && path[len(contextPath)] != '/' {
-			return "", false
+			return dst, false
 		}
 		path = path[len(contextPath):]
 	}
@@ -112,7 +121,9 @@ func routeKey(c *fiber.Ctx, contextPath string) (string, bool) {
 	if m == fiber.MethodHead {
 		m = fiber.MethodGet
 	}
-	return m + " " + path, true
+	dst = append(dst, m...)
+	dst = append(dst, ' ')
+	return append(dst, path...), true
 }
 
 func lookupSecured(table map[string]secured, key string) (secured, bool) {

@@ -106,22 +106,91 @@ func (r *Registry) EphemeralChecksum(ns, grouped string) (string, bool) {
 // key, created with the old list's size and filled with the old list (in
 // its order), then the written instance; its values() are the new list.
 // Caller holds s.mu (write).
+//
+// The order is a stable sort of the keys by HashMap bucket. Once sorted for
+// a capacity (datumCap), refilling a map of that capacity in that order
+// changes nothing, so a re-register of a known key costs a lookup and a
+// new key is inserted after its bucket's last key; only a change of
+// capacity sorts again (with the hashes kept in datumHash).
 func (s *Service) datumPut(key string) {
 	s.datum = true
+	s.datumHashes()
 	old := len(s.datumOrder)
-	if !slices.Contains(s.datumOrder, key) {
-		s.datumOrder = append(s.datumOrder, key)
+	h := compat.JavaStringHash(key)
+	known := s.datumIndex(key, h) >= 0
+	n := old
+	if !known {
+		n++
 	}
-	s.datumOrder = compat.JavaHashOrderStrings(s.datumOrder, compat.JavaHashCapacity(old, len(s.datumOrder)))
+	c := compat.JavaHashCapacity(old, n)
+	if known {
+		if s.datumCap != c {
+			s.datumSort(c)
+		}
+		return
+	}
+	if s.datumCap != c {
+		s.datumOrder, s.datumHash = append(s.datumOrder, key), append(s.datumHash, h)
+		s.datumSort(c)
+		return
+	}
+	b := compat.JavaHashBucket(h, c)
+	i := len(s.datumOrder)
+	for i > 0 && compat.JavaHashBucket(s.datumHash[i-1], c) > b {
+		i--
+	}
+	s.datumOrder, s.datumHash = slices.Insert(s.datumOrder, i, key), slices.Insert(s.datumHash, i, h)
 }
 
 // datumRemove is the same for a removal (the map is filled, then the key
 // removed). Caller holds s.mu (write).
 func (s *Service) datumRemove(key string) {
 	s.datum = true
+	s.datumHashes()
 	old := len(s.datumOrder)
-	s.datumOrder = compat.JavaHashOrderStrings(s.datumOrder, compat.JavaHashCapacity(old, old))
-	s.datumOrder = slices.DeleteFunc(s.datumOrder, func(k string) bool { return k == key })
+	if c := compat.JavaHashCapacity(old, old); s.datumCap != c {
+		s.datumSort(c)
+	}
+	if i := s.datumIndex(key, compat.JavaStringHash(key)); i >= 0 {
+		s.datumOrder, s.datumHash = slices.Delete(s.datumOrder, i, i+1), slices.Delete(s.datumHash, i, i+1)
+	}
+}
+
+// datumIndex is the position of key (whose hash is h) in the order, or -1.
+func (s *Service) datumIndex(key string, h int32) int {
+	for i, x := range s.datumHash {
+		if x == h && s.datumOrder[i] == key {
+			return i
+		}
+	}
+	return -1
+}
+
+// datumHashes fills datumHash after the order was replaced.
+func (s *Service) datumHashes() {
+	if len(s.datumHash) == len(s.datumOrder) {
+		return
+	}
+	s.datumHash = make([]int32, len(s.datumOrder))
+	for i, k := range s.datumOrder {
+		s.datumHash[i] = compat.JavaStringHash(k)
+	}
+}
+
+// datumSort orders the keys as a HashMap of capacity c filled in their
+// current order iterates them (compat.JavaHashOrder).
+func (s *Service) datumSort(c int) {
+	idx := compat.JavaHashOrder(s.datumHash, c)
+	order, hashes := make([]string, len(idx)), make([]int32, len(idx))
+	for i, j := range idx {
+		order[i], hashes[i] = s.datumOrder[j], s.datumHash[j]
+	}
+	s.datumOrder, s.datumHash, s.datumCap = order, hashes, c
+}
+
+// setDatumOrder replaces the order (a received list keeps the sender's).
+func (s *Service) setDatumOrder(order []string) {
+	s.datumOrder, s.datumHash, s.datumCap = order, nil, 0
 }
 
 func (in *Instance) distro() compat.DistroInstance {
@@ -176,7 +245,8 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 		next[key] = in
 	}
 	s.ephemeral = next
-	s.datum, s.datumOrder = true, order // the owner's order, as Java keeps the received list
+	s.datum = true
+	s.setDatumOrder(order) // the owner's order, as Java keeps the received list
 	s.touch(now)
 	s.mu.Unlock()
 	r.changed(ns, grouped)
@@ -193,7 +263,8 @@ func (r *Registry) RemoveRemote(ns, grouped string) {
 	}
 	s.mu.Lock()
 	had := s.datum || len(s.ephemeral) > 0
-	s.datum, s.datumOrder = false, nil
+	s.datum = false
+	s.setDatumOrder(nil)
 	if len(s.ephemeral) > 0 {
 		s.ephemeral = map[string]*Instance{}
 		s.touch(r.nowMillis())

@@ -1,8 +1,11 @@
 package naming
 
 import (
+	"maps"
 	"strings"
 	"testing"
+
+	"github.com/nacosd/nacosd/compat"
 )
 
 func FuzzParseBeat(f *testing.F) {
@@ -10,10 +13,27 @@ func FuzzParseBeat(f *testing.F) {
 		`{"cluster":"DEFAULT","ip":"10.0.0.5","metadata":{},"period":5000,"port":8080,"scheduled":false,"serviceName":"DEFAULT_GROUP@@demo","stopped":false,"weight":1.0}`,
 		`{"ip":"1.1.1.1","port":80,"weight":1,"serviceName":"DEFAULT_GROUP@@svc","cluster":"c","metadata":{"a":"b"},"scheduled":false}`,
 		`{"ip":1}`, `{`, `null`, `[]`, `{"port":"80"}`, `{"ephemeral":false,"metadata":null}`,
+		`{"IP":"1.1.1.1"}`, `{"ip":"a","ip":"b"}`, `{"port":1e2}`, `{"port":-0,"weight":-1.5e-3}`, `{"port":08}`,
+		`{"metadata":{"a":"b","a":"c"}} trailing`, `{"metadata":{"a":1}}`, `{"ip":"\u0041"}`, `{"weight":1e400}`,
+		` {"ip" : "x" , "period":5000 ,"stopped":true,"x":null}`, `{"ephemeral":true}`, `{"ip":"\xff"}`,
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
+		// the fast path, when it accepts, reads exactly what encoding/json reads
+		var fast BeatInfo
+		if parseBeatFast(raw, &fast) {
+			std, err := parseBeatStd(raw)
+			if err != nil {
+				t.Fatalf("fast path accepted %q, encoding/json: %v", raw, err)
+			}
+			fm := fast.MetadataMap()
+			if fast.IP != std.IP || fast.Port != std.Port || fast.ServiceName != std.ServiceName || fast.Cluster != std.Cluster ||
+				fast.Weight != std.Weight || (fast.Ephemeral == nil) != (std.Ephemeral == nil) ||
+				fast.Ephemeral != nil && *fast.Ephemeral != *std.Ephemeral || (fm == nil) != (std.Metadata == nil) || !maps.Equal(fm, std.Metadata) {
+				t.Fatalf("fast path read %q as %+v, encoding/json as %+v", raw, fast, std)
+			}
+		}
 		b, err := ParseBeat(raw)
 		if err != nil {
 			ce := asCompat(err)
@@ -58,5 +78,27 @@ func FuzzServiceNames(f *testing.F) {
 		_ = GroupedName(s, "g")
 		_ = newRules().serviceName(s)
 		_ = ParseAgent(s)
+	})
+}
+
+// FuzzCheckServiceNameFormat compares the split-free check with Java's
+// reading (split on "@@", trailing empty parts dropped).
+func FuzzCheckServiceNameFormat(f *testing.F) {
+	for _, s := range []string{"", "a", "a@@b", "@@b", "@@", "@@@", "a@@", "a@@@", "a@@@@b", "@@@@", "x@@@@", "@", "a@b", "DEFAULT_GROUP@@svc"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		parts := compat.JavaSplit(s, GroupSeparator)
+		var want error
+		switch {
+		case len(parts) <= 1:
+			want = compat.ErrServiceNameFormat()
+		case parts[0] == "":
+			want = compat.ErrEmptyGroup()
+		}
+		got := CheckServiceNameFormat(s)
+		if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
+			t.Fatalf("CheckServiceNameFormat(%q) = %v, Java's split gives %v", s, got, want)
+		}
 	})
 }

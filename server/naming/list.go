@@ -57,6 +57,38 @@ func (r *Registry) CanEnablePush(agent string) bool {
 
 // List answers instance/list, registering the UDP subscriber when asked.
 func (r *Registry) List(q ListQuery) ([]byte, error) {
+	b, err := r.ListBody(q)
+	if err != nil {
+		return nil, err
+	}
+	return b.AppendTo(nil), nil
+}
+
+// ListBody is an instance/list answer: a body rendered once per change of
+// the service and per query shape (renderKey), and the lastRefTime of this
+// answer that goes in it. It shares the rendered bytes: never modify them.
+type ListBody struct {
+	pre, post []byte // around the lastRefTime digits (or the whole body in pre, refTime < 0)
+	refTime   int64
+}
+
+// Parts returns the bytes before lastRefTime's value, the value (-1 when
+// the body has none) and the bytes after it.
+func (b ListBody) Parts() (pre []byte, refTime int64, post []byte) { return b.pre, b.refTime, b.post }
+
+// AppendTo appends the body to dst.
+func (b ListBody) AppendTo(dst []byte) []byte {
+	dst = append(dst, b.pre...)
+	if b.refTime >= 0 {
+		dst = strconv.AppendInt(dst, b.refTime, 10)
+	}
+	return append(dst, b.post...)
+}
+
+// ListBody is List without copying the cached body (the HTTP handler
+// writes the parts straight into its response). Strings of q are only
+// looked at, except where a subscriber is registered (copied there).
+func (r *Registry) ListBody(q ListQuery) (ListBody, error) {
 	sw := r.Switches()
 	cacheMillis := sw.DefaultCacheMillis
 	if q.UDPPort > 0 && q.UDPPort <= 65535 && r.cfg.Pusher != nil && r.CanEnablePush(q.Agent) {
@@ -74,7 +106,11 @@ func (r *Registry) List(q ListQuery) ([]byte, error) {
 // RenderPush builds the push payload for one subscriber (§5.3 step 3).
 func (r *Registry) RenderPush(sub push.Subscriber) ([]byte, error) {
 	q := ListQuery{NamespaceID: sub.NamespaceID, ServiceName: sub.Service, Clusters: sub.Clusters, ClientIP: sub.IP, Agent: sub.Agent}
-	return r.render(q, r.Switches().DefaultPushCacheMillis)
+	b, err := r.render(q, r.Switches().DefaultPushCacheMillis)
+	if err != nil {
+		return nil, err
+	}
+	return b.AppendTo(nil), nil
 }
 
 func splitClusters(s string) []string {
@@ -100,10 +136,11 @@ type renderEntry struct{ pre, post []byte }
 
 const maxRenderEntries = 16
 
-func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
+func (r *Registry) render(q ListQuery, cacheMillis int64) (ListBody, error) {
 	s := r.service(q.NamespaceID, q.ServiceName)
 	if s == nil || q.IsCheck { // isCheck bodies depend on emptiness: not cached
-		return r.renderFull(q, cacheMillis)
+		body, err := r.renderFull(q, cacheMillis)
+		return ListBody{pre: body, refTime: -1}, err
 	}
 	key := renderKey{clusters: q.Clusters, env: q.Env, healthyOnly: q.HealthyOnly, grouped: GroupedForAgent(q.Agent), cacheMillis: cacheMillis}
 	s.mu.RLock()
@@ -114,13 +151,13 @@ func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
 	if !ok {
 		body, err := r.renderFull(q, cacheMillis)
 		if err != nil {
-			return nil, err
+			return ListBody{}, err
 		}
 		// split around the lastRefTime value written by renderFull
 		marker := []byte(`"lastRefTime":`)
 		i := bytes.LastIndex(body, marker)
 		if i < 0 {
-			return body, nil
+			return ListBody{pre: body, refTime: -1}, nil
 		}
 		i += len(marker)
 		j := i
@@ -128,6 +165,8 @@ func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
 			j++
 		}
 		e = renderEntry{pre: body[:i:i], post: body[j:]}
+		// the key's strings may share the request's memory: keep copies
+		key.clusters, key.env = strings.Clone(key.clusters), strings.Clone(key.env)
 		s.mu.Lock()
 		if s.version == version { // nothing changed while rendering
 			if s.renders == nil || len(s.renders) >= maxRenderEntries {
@@ -137,10 +176,7 @@ func (r *Registry) render(q ListQuery, cacheMillis int64) ([]byte, error) {
 		}
 		s.mu.Unlock()
 	}
-	out := make([]byte, 0, len(e.pre)+len(e.post)+16)
-	out = append(out, e.pre...)
-	out = strconv.AppendInt(out, now, 10)
-	return append(out, e.post...), nil
+	return ListBody{pre: e.pre, refTime: now, post: e.post}, nil
 }
 
 func (r *Registry) renderFull(q ListQuery, cacheMillis int64) ([]byte, error) {

@@ -61,6 +61,20 @@ func (in *Instance) DatumKey() string {
 	return in.IP + ":unknown:" + in.ClusterName
 }
 
+// appendDatumKey appends the DatumKey of ip, port and cluster to dst. With
+// a stack buffer, a lookup m[string(appendDatumKey(buf[:0], ...))] costs
+// no allocation.
+func appendDatumKey(dst []byte, ip string, port int, cluster string) []byte {
+	dst = append(dst, ip...)
+	dst = append(dst, ':')
+	if port > 0 {
+		dst = strconv.AppendInt(dst, int64(port), 10)
+		dst = append(dst, ':')
+	}
+	dst = append(dst, "unknown:"...)
+	return append(dst, cluster...)
+}
+
 // Addr is ip:port.
 func (in *Instance) Addr() string { return in.IP + ":" + strconv.Itoa(in.Port) }
 
@@ -68,6 +82,17 @@ func (in *Instance) Addr() string { return in.IP + ":" + strconv.Itoa(in.Port) }
 func (in *Instance) JavaString() string {
 	return in.DatumKey() + "_" + compat.FormatJavaDouble(in.Weight) + "_" + strconv.FormatBool(in.Healthy) +
 		"_" + strconv.FormatBool(in.Marked) + "_" + in.ClusterName
+}
+
+// sameJavaString reports in.JavaString() == o.JavaString() without
+// building either (a re-register compares them).
+func (in *Instance) sameJavaString(o *Instance) bool {
+	if in.IP != o.IP || in.Port != o.Port || in.ClusterName != o.ClusterName || in.Healthy != o.Healthy || in.Marked != o.Marked {
+		// the datum key, health and mark are delimited parts of the text;
+		// different parts can still spell the same text, so compare it
+		return in.JavaString() == o.JavaString()
+	}
+	return in.Weight == o.Weight || compat.FormatJavaDouble(in.Weight) == compat.FormatJavaDouble(o.Weight)
 }
 
 func (in *Instance) metaMillis(key string, def int64) int64 {

@@ -38,12 +38,22 @@ func GroupedName(serviceName, groupName string) string {
 }
 
 // CheckServiceNameFormat is NamingUtils.checkServiceNameFormat.
+//
+// Java splits s on "@@" (trailing empty parts dropped) and wants at least
+// two parts, the first not empty; this reads the same without splitting.
 func CheckServiceNameFormat(s string) error {
-	parts := compat.JavaSplit(s, GroupSeparator)
-	if len(parts) <= 1 {
+	i := strings.Index(s, GroupSeparator)
+	if i < 0 {
 		return compat.ErrServiceNameFormat()
 	}
-	if parts[0] == "" {
+	rest := s[i+len(GroupSeparator):]
+	for strings.HasPrefix(rest, GroupSeparator) {
+		rest = rest[len(GroupSeparator):]
+	}
+	if rest == "" { // every part after the first is empty: dropped
+		return compat.ErrServiceNameFormat()
+	}
+	if i == 0 {
 		return compat.ErrEmptyGroup()
 	}
 	return nil

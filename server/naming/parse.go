@@ -1,7 +1,6 @@
 package naming
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -76,31 +75,6 @@ func parseJSONStringMap(raw string) (map[string]string, bool) {
 		}
 	}
 	return out, true
-}
-
-// BeatInfo is the server's RsInfo: the beat JSON clients send (§3.3).
-type BeatInfo struct {
-	IP          string            `json:"ip"`
-	Port        int               `json:"port"`
-	ServiceName string            `json:"serviceName"`
-	Cluster     string            `json:"cluster"`
-	Weight      float64           `json:"weight"`
-	Ephemeral   *bool             `json:"ephemeral"`
-	Metadata    map[string]string `json:"metadata"`
-}
-
-// ParseBeat decodes the beat parameter, unknown fields ignored. Errors carry
-// the body Java gives for a NacosDeserializationException.
-func ParseBeat(raw string) (*BeatInfo, error) {
-	if msg := compat.JacksonSyntaxError(raw); msg != "" {
-		return nil, compat.DeserializeError("com.alibaba.nacos.naming.healthcheck.RsInfo", msg)
-	}
-	var b BeatInfo
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
-	if err := dec.Decode(&b); err != nil {
-		return nil, compat.DeserializeError("com.alibaba.nacos.naming.healthcheck.RsInfo", err.Error()) // Jackson words it differently; the prefix is what clients see
-	}
-	return &b, nil
 }
 
 // ClientType is the client family parsed from the User-Agent (§5.2).

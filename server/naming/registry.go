@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -163,6 +164,8 @@ type Service struct {
 	datum         bool     // holds a Distro datum (an ephemeral list was written here or received)
 	datumOrder    []string // datum keys in the order Java's datum lists them (ephemeral.go)
 	datumSum      string   // Instances checksum of the ephemeral list; "" after a change
+	datumHash     []int32  // their Java hash codes (filled when needed)
+	datumCap      int      // the HashMap capacity datumOrder is sorted for (0: not known sorted)
 	owned         bool     // this node was the service's owner at the last sweep
 }
 
@@ -340,7 +343,7 @@ func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live boo
 	if old, ok := list[key]; ok {
 		in.InstanceID = old.InstanceID
 		in.seq = old.seq
-		if old.JavaString() != in.JavaString() && !in.Marked {
+		if !old.sameJavaString(in) && !in.Marked {
 			in.Healthy = old.Healthy
 		}
 		if live {
@@ -539,75 +542,96 @@ type BeatForm struct {
 }
 
 // Beat refreshes an ephemeral instance, or re-registers it from the beat JSON
-// (§3.3, §4.1).
+// (§3.3, §4.1). f's strings may share the request's memory (the handler's
+// ParseBeatInto): Beat copies whatever it keeps.
 func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	r.stats.beats.Add(1)
 	sw := r.Switches()
 	res := BeatResult{ClientBeatInterval: sw.ClientBeatInterval}
 	cluster, ip, port := f.ClusterName, f.IP, f.Port
 	if f.Beat != nil {
-		if JavaTrimBlank(f.Beat.Cluster) {
-			f.Beat.Cluster = cluster
-		} else {
+		if !JavaTrimBlank(f.Beat.Cluster) {
 			cluster = f.Beat.Cluster
 		}
 		ip, port = f.Beat.IP, f.Beat.Port
 	}
-	in := r.findInstance(f.NamespaceID, f.ServiceName, cluster, ip, port)
-	if in == nil {
+	var kb [128]byte
+	key := appendDatumKey(kb[:0], ip, port, cluster)
+	s := r.service(f.NamespaceID, f.ServiceName)
+	b, ok := s.beatLocked(key, r.nowMillis())
+	if !ok {
 		if f.Beat == nil {
 			r.stats.beatsUnknown.Add(1)
 			res.Code = compat.BeatNotFound
 			return res, nil
 		}
+		bi := f.Beat.clone()
 		eph := true
-		if f.Beat.Ephemeral != nil {
-			eph = *f.Beat.Ephemeral
+		if bi.Ephemeral != nil {
+			eph = *bi.Ephemeral
 		}
-		reg := Instance{IP: ip, Port: port, Weight: f.Beat.Weight, Metadata: f.Beat.Metadata, ClusterName: cluster,
-			ServiceName: f.ServiceName, Ephemeral: eph, Healthy: true, Enabled: true}
-		if err := r.Register(ctx, InstanceForm{NamespaceID: f.NamespaceID, ServiceName: f.ServiceName, Instance: reg}); err != nil {
+		reg := Instance{IP: bi.IP, Port: port, Weight: bi.Weight, Metadata: bi.Metadata, ClusterName: strings.Clone(cluster),
+			ServiceName: strings.Clone(f.ServiceName), Ephemeral: eph, Healthy: true, Enabled: true}
+		if err := r.Register(ctx, InstanceForm{NamespaceID: strings.Clone(f.NamespaceID), ServiceName: reg.ServiceName, Instance: reg}); err != nil {
 			return res, err
 		}
-	}
-	s := r.service(f.NamespaceID, f.ServiceName)
-	if s == nil {
-		return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
-	}
-	now := r.nowMillis()
-	recovered := false
-	var interval int64
-	var hasInterval bool
-	key := (&Instance{IP: ip, Port: port, ClusterName: cluster}).DatumKey()
-	s.mu.Lock()
-	if o, ok := s.ephemeral[key]; ok {
-		o.LastBeat = now
-		if !o.Marked && !o.Healthy {
-			o.Healthy = true
-			recovered = true
+		if s = r.service(f.NamespaceID, f.ServiceName); s == nil {
+			return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
 		}
+		b, _ = s.beatLocked(key, r.nowMillis())
 	}
-	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
-		if o, ok := list[key]; ok {
-			if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
-				interval, hasInterval = o.HeartBeatInterval(), true
-			}
-		}
-	}
-	if recovered {
-		s.touch(now)
-	}
-	s.mu.Unlock()
-	if recovered {
-		r.log.Info("instance recovered by beat", "service", f.ServiceName, "ip", ip, "port", port)
-		r.changed(f.NamespaceID, f.ServiceName)
+	if b.recovered {
+		ns, svc := strings.Clone(f.NamespaceID), strings.Clone(f.ServiceName)
+		r.log.Info("instance recovered by beat", "service", svc, "ip", strings.Clone(ip), "port", port)
+		r.changed(ns, svc)
 	}
 	res.Code = compat.BeatOK
-	if hasInterval {
-		res.ClientBeatInterval = interval
+	if b.hasInterval {
+		res.ClientBeatInterval = b.interval
 	}
 	res.LightBeatEnabled = sw.LightBeatEnabled
 	return res, nil
+}
+
+// beatOutcome is what a beat found and did.
+type beatOutcome struct {
+	recovered   bool  // an unhealthy, unmarked ephemeral instance turned healthy
+	interval    int64 // the instance's preserved.heart.beat.interval
+	hasInterval bool
+}
+
+// beatLocked refreshes the ephemeral instance with the datum key at now,
+// in one critical section; ok is false when neither list of s (nil: no
+// service) holds the key.
+func (s *Service) beatLocked(key []byte, now int64) (b beatOutcome, ok bool) {
+	if s == nil {
+		return b, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	eo, eok := s.ephemeral[string(key)]
+	po, pok := s.persistent[string(key)]
+	if !eok && !pok {
+		return b, false
+	}
+	if eok {
+		eo.LastBeat = now
+		if !eo.Marked && !eo.Healthy {
+			eo.Healthy = true
+			b.recovered = true
+		}
+	}
+	for _, o := range [2]*Instance{po, eo} { // the ephemeral one's wins
+		if o != nil {
+			if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
+				b.interval, b.hasInterval = o.HeartBeatInterval(), true
+			}
+		}
+	}
+	if b.recovered {
+		s.touch(now)
+	}
+	return b, true
 }
 
 // JavaTrimBlank reports whether s is empty after String.trim.
@@ -621,13 +645,14 @@ func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Inst
 	if s == nil {
 		return nil
 	}
-	key := (&Instance{IP: ip, Port: port, ClusterName: cluster}).DatumKey()
+	var kb [128]byte
+	key := appendDatumKey(kb[:0], ip, port, cluster)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if in, ok := s.persistent[key]; ok {
+	if in, ok := s.persistent[string(key)]; ok {
 		return in
 	}
-	return s.ephemeral[key]
+	return s.ephemeral[string(key)]
 }
 
 // HasInstance reports whether ip:port is registered in the cluster (either

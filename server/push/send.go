@@ -47,15 +47,23 @@ type ackEntry struct {
 // one is already scheduled (§5.3). It never blocks or does I/O, so it may be
 // called from the raft apply path and under the caller's locks.
 func (s *Service) ServiceChanged(namespaceID, service string) {
-	sk := serviceKey(namespaceID, service)
+	var kb [160]byte
+	k := append(append(append(kb[:0], namespaceID...), "##"...), service...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return
 	}
-	if _, ok := s.scheduled[sk]; ok {
+	// With nobody subscribed a round would send nothing: skip it. A client
+	// subscribing later is answered the state after this change by the
+	// instance/list that subscribes it (Subscribe comes before its render).
+	if ss := s.subs[string(k)]; ss == nil || len(ss.m) == 0 {
 		return
 	}
+	if _, ok := s.scheduled[string(k)]; ok {
+		return
+	}
+	sk := string(k)
 	if !s.cfg.LeadingEdge {
 		s.scheduled[sk] = s.cfg.Clock.AfterFunc(s.cfg.Debounce, func() { s.runRound(sk) })
 		return

@@ -169,6 +169,10 @@ func (r *reader) fill(st *Settings, home string, o Options) error {
 	if c.JavaPushTiming, _, err = r.boolean("nacosd.java-push-timing", false); err != nil {
 		return err
 	}
+	if st.PprofAddr, _, err = r.str("nacosd.pprof-addr", ""); err != nil {
+		return err
+	}
+	st.PprofAddr = strings.TrimSpace(st.PprofAddr)
 	level, from, err := r.str("nacosd.log-level", "info")
 	if err != nil {
 		return err

@@ -53,6 +53,9 @@ type Settings struct {
 	DB DB
 	// FunctionMode is nacos.functionMode ("" when unset).
 	FunctionMode string
+	// PprofAddr is nacosd.pprof-addr: where main serves net/http/pprof
+	// ("" for nowhere).
+	PprofAddr string
 }
 
 // Note is a start-up decision: a message and slog key/value pairs.
@@ -87,6 +90,7 @@ var flagProps = []struct {
 	{"push-addr", "nacosd.push-addr", "NACOSD_PUSH_ADDR", "UDP push socket bind address (nacosd.push-addr, default :0)", false},
 	{"java-push-timing", "nacosd.java-push-timing", "NACOSD_JAVA_PUSH_TIMING", "push changes 1 s after they happen, as Java Nacos (default: first change at once, then at most one push per second per service)", true},
 	{"log-level", "nacosd.log-level", "NACOSD_LOG_LEVEL", "log level: debug, info, warn, error (nacosd.log-level, default info)", false},
+	{"pprof-addr", "nacosd.pprof-addr", "NACOSD_PPROF_ADDR", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (nacosd.pprof-addr, default off)", false},
 }
 
 // envAliases are nacosd's own environment names of Java properties.

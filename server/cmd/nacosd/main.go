@@ -62,6 +62,14 @@ func run(ctx context.Context, args []string, lookupEnv func(string) (string, boo
 		cfg.Logger.Warn(w)
 	}
 
+	if st.PprofAddr != "" {
+		stop, err := servePprof(st.PprofAddr, cfg.Logger)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+
 	srv, err := server.New(cfg)
 	if err != nil {
 		return err
