@@ -8,7 +8,6 @@ package cluster_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -207,20 +206,6 @@ func (n *node) kill() {
 	n.cmd = nil
 }
 
-// stop sends SIGTERM and waits.
-func (n *node) stop() {
-	if n.cmd == nil || n.cmd.Process == nil {
-		return
-	}
-	_ = n.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-n.done:
-	case <-time.After(20 * time.Second):
-		n.kill()
-	}
-	n.cmd = nil
-}
-
 type resp struct {
 	status int
 	body   string
@@ -388,9 +373,3 @@ func sortedLines(items []string) string {
 	return strings.Join(s, "\n")
 }
 
-// ctx returns a context bounded by d.
-func ctx(t *testing.T, d time.Duration) context.Context {
-	c, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return c
-}

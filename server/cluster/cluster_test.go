@@ -49,12 +49,6 @@ func newPeer(t *testing.T) *peer {
 
 func (p *peer) addr() string { return strings.TrimPrefix(p.srv.URL, "http://") }
 
-func (p *peer) reports() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.got)
-}
-
 // deadAddr is an address where nothing listens (connections are refused).
 func deadAddr(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

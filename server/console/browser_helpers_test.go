@@ -319,13 +319,6 @@ func (b *browser) setEditor(text string) {
 	}
 }
 
-// editorText is the text of the (first) CodeMirror editor.
-func (b *browser) editorText() string {
-	var s string
-	b.eval(`[...document.querySelector('.cm-content').querySelectorAll('.cm-line')].map((l) => l.textContent).join('\n')`, &s)
-	return s
-}
-
 // shot takes a screenshot of the viewport. It is written as
 // <dir>/<name>.png when NACOSD_UI_SCREENSHOTS names the directory
 // (docs/console for docs/console.md), else only checked to decode. The
@@ -411,8 +404,6 @@ func (b *browser) viewport(w, h int64, mobile bool) {
 	b.t.Helper()
 	b.run("viewport", emulation.SetDeviceMetricsOverride(w, h, 1, mobile))
 }
-
-type chromedpAction = chromedp.Action
 
 func clickQuery(sel string) chromedp.Action {
 	return chromedp.Click(sel, chromedp.ByQuery, chromedp.NodeVisible)

@@ -178,9 +178,7 @@ func required(p Params, names ...string) ([]string, error) {
 	return out, nil
 }
 
-// httpDate is the Last-Modified format (RFC 1123, GMT).
-func httpDate(ms int64) string { return string(appendHTTPDate(nil, ms)) }
-
+// appendHTTPDate appends the Last-Modified format (RFC 1123, GMT).
 func appendHTTPDate(dst []byte, ms int64) []byte {
 	return time.UnixMilli(ms).UTC().AppendFormat(dst, http.TimeFormat)
 }

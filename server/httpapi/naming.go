@@ -172,7 +172,7 @@ func userAgent(c *fiber.Ctx) string {
 // (neither trimmed nor grouped).
 func groupedServiceName(p Params) (string, bool) {
 	v, ok := p.Raw("serviceName")
-	if !ok || naming.JavaTrimBlank(v) {
+	if !ok || compat.JavaTrim(v) == "" {
 		if d, okd := p.Raw("dom"); okd {
 			v, ok = d, true
 		}
@@ -180,7 +180,7 @@ func groupedServiceName(p Params) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	if naming.JavaTrimBlank(v) {
+	if compat.JavaTrim(v) == "" {
 		return v, true
 	}
 	return naming.GroupedName(compat.JavaTrim(v), p.Optional("groupName", naming.DefaultGroup)), true
