@@ -372,4 +372,3 @@ func sortedLines(items []string) string {
 	sort.Strings(s)
 	return strings.Join(s, "\n")
 }
-
