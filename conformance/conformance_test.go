@@ -156,61 +156,75 @@ func TestConformance(t *testing.T) {
 		}
 		RunCorpus(reqs, servers, run, rs, lists)
 	}
+	// Every client runner against one target: the single servers get every
+	// client version, the cluster the first Java client and Spring Cloud app.
+	runClients := func(s *Server, javas []*JavaClient, scas []*SpringCloud) {
+		// the slow Java scenarios (beat timeouts) of every client version
+		// run beside everything else: they mostly wait
+		var slow sync.WaitGroup
+		if enabled("java") {
+			for _, j := range javas {
+				slow.Add(1)
+				go func() {
+					defer slow.Done()
+					if err := j.RunSlow(ctx, s, rs); err != nil {
+						t.Errorf("slow java %s scenarios on %s: %v", j.Version, s.Name, err)
+					}
+				}()
+			}
+		}
+		defer slow.Wait()
+		if enabled("sdkgo") {
+			(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
+		}
+		if npm != nil && enabled("npm") {
+			if err := npm.Run(ctx, s, rs); err != nil {
+				t.Errorf("npm scenarios on %s: %v", s.Name, err)
+			}
+		}
+		if enabled("java") {
+			// two client versions at a time: they mostly wait on the
+			// server and on the JDK's HTTP client
+			lane := make(chan struct{}, 2)
+			var versions sync.WaitGroup
+			for _, j := range javas {
+				versions.Add(1)
+				lane <- struct{}{}
+				go func() {
+					defer func() { <-lane; versions.Done() }()
+					if err := j.Run(ctx, s, rs); err != nil {
+						t.Errorf("java %s scenarios on %s: %v", j.Version, s.Name, err)
+					}
+				}()
+			}
+			versions.Wait()
+		}
+		for _, a := range scas {
+			if !enabled("sca") {
+				break
+			}
+			a.Run(ctx, s, rs)
+		}
+		if dubbo != nil && enabled("dubbo") {
+			dubbo.Run(ctx, s, rs)
+		}
+	}
+	var cluster *Server
+	if MainRunnersEnabled(enabled) && os.Getenv("NACOSD_CONFORMANCE_CLUSTER") != "0" {
+		cluster = NewNacosdCluster(bin, filepath.Join(work, "cluster"), ClusterSize, logger)
+		if err := cluster.Start(ctx, 2*time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cluster.Stop() })
+	}
 	var wg sync.WaitGroup
 	for _, s := range servers {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// the slow Java scenarios (beat timeouts) of every client version
-			// run beside everything else: they mostly wait
-			var slow sync.WaitGroup
-			if enabled("java") {
-				for _, j := range javas {
-					slow.Add(1)
-					go func() {
-						defer slow.Done()
-						if err := j.RunSlow(ctx, s, rs); err != nil {
-							t.Errorf("slow java %s scenarios on %s: %v", j.Version, s.Name, err)
-						}
-					}()
-				}
-			}
-			defer slow.Wait()
-			if enabled("sdkgo") {
-				(&SDKGo{WorkDir: work, RunID: run}).Run(s, rs)
-			}
-			if npm != nil && enabled("npm") {
-				if err := npm.Run(ctx, s, rs); err != nil {
-					t.Errorf("npm scenarios on %s: %v", s.Name, err)
-				}
-			}
-			if enabled("java") {
-				// two client versions at a time: they mostly wait on the
-				// server and on the JDK's HTTP client
-				lane := make(chan struct{}, 2)
-				var versions sync.WaitGroup
-				for _, j := range javas {
-					versions.Add(1)
-					lane <- struct{}{}
-					go func() {
-						defer func() { <-lane; versions.Done() }()
-						if err := j.Run(ctx, s, rs); err != nil {
-							t.Errorf("java %s scenarios on %s: %v", j.Version, s.Name, err)
-						}
-					}()
-				}
-				versions.Wait()
-			}
-			for _, a := range scas {
-				if !enabled("sca") {
-					break
-				}
-				a.Run(ctx, s, rs)
-			}
-			if dubbo != nil && enabled("dubbo") {
-				dubbo.Run(ctx, s, rs)
-			}
-		}()
+		go func() { defer wg.Done(); runClients(s, javas, scas) }()
+	}
+	if cluster != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); runClients(cluster, javas[:min(1, len(javas))], scas[:min(1, len(scas))]) }()
 	}
 	wg.Wait()
 	// The auth runner (auth*.go) on servers of its own, while the restarts run.
@@ -241,6 +255,10 @@ func TestConformance(t *testing.T) {
 	<-authDone
 
 	targets := []string{TargetReference, TargetNacosd}
+	if cluster != nil {
+		targets = append(targets, TargetCluster)
+		servers = append(servers, cluster)
+	}
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, "- mode: %s\n", mode)
 	for _, s := range servers {
@@ -267,6 +285,9 @@ func TestConformance(t *testing.T) {
 	}
 	for _, r := range rep.Regressions {
 		res, _ := rs.Get(r, TargetNacosd)
+		if c, ok := rs.Get(r, TargetCluster); ok && !c.OK {
+			res.Detail = "on the cluster: " + c.Detail
+		}
 		t.Errorf("regression: %s on nacosd: %s", r, res.Detail)
 	}
 }

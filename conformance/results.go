@@ -157,11 +157,32 @@ func LoadLists(dir string) (Lists, error) {
 }
 
 // Judge decides the verdict of scenario. Without a reference result, a
-// scenario's own assertions (written from the spec) are the referee.
+// scenario's own assertions (written from the spec) are the referee. A
+// scenario that also ran on the nacosd cluster gets the worse of the two
+// verdicts: the cluster must pass what a single nacosd passes.
+// known-failures.txt entries "nacosd-cluster:<scenario>" apply to the
+// cluster only.
 func (rs *Results) Judge(scenario string, l Lists) Verdict {
-	n, okN := rs.Get(scenario, TargetNacosd)
+	v := rs.judgeTarget(scenario, TargetNacosd, l)
+	if _, ok := rs.Get(scenario, TargetCluster); ok {
+		if c := rs.judgeTarget(scenario, TargetCluster, l); verdictRank[c] > verdictRank[v] {
+			v = c
+		}
+	}
+	return v
+}
+
+// verdictRank orders verdicts from best to worst.
+var verdictRank = map[Verdict]int{VerdictPass: 0, VerdictJavaDefect: 1, VerdictFixed: 2, VerdictKnown: 3,
+	VerdictStaleDefect: 4, VerdictWrongScenario: 5, VerdictRegression: 6}
+
+func (rs *Results) judgeTarget(scenario, target string, l Lists) Verdict {
+	n, okN := rs.Get(scenario, target)
 	ref, okR := rs.Get(scenario, TargetReference)
 	_, known := l.Known.Reason(scenario)
+	if target == TargetCluster && !known {
+		_, known = l.Known.Reason(TargetCluster + ":" + scenario)
+	}
 	_, defect := l.JavaDefects.Reason(scenario)
 	nPass := okN && n.OK
 	switch {
@@ -309,9 +330,15 @@ func (rs *Results) writeRow(w io.Writer, s string, targets []string, v Verdict, 
 			limit = 70
 		}
 	}
+	if r, ok := rs.Get(s, TargetCluster); ok && !r.OK {
+		detail, limit = "on the cluster: "+r.Detail, 160
+	}
 	switch v {
 	case VerdictKnown:
-		reason, _ := l.Known.Reason(s)
+		reason, ok := l.Known.Reason(s)
+		if !ok {
+			reason, _ = l.Known.Reason(TargetCluster + ":" + s)
+		}
 		detail = reason + "; " + detail
 	case VerdictJavaDefect, VerdictStaleDefect:
 		reason, _ := l.JavaDefects.Reason(s)

@@ -57,6 +57,37 @@ func TestJudge(t *testing.T) {
 	}
 }
 
+// TestJudgeCluster: the cluster column can only make a verdict worse.
+func TestJudgeCluster(t *testing.T) {
+	t.Parallel()
+	l := Lists{Known: KnownFailures{"nacosd-cluster:java/slow": "cluster only"},
+		JavaDefects: KnownFailures{"sdkgo/naming.*": "form body"}}
+	tests := []struct {
+		name                string
+		nacosd, ref, clustr bool
+		scenario            string
+		want                Verdict
+	}{
+		{"all pass", true, true, true, "java/a", VerdictPass},
+		{"fails on the cluster only", true, true, false, "java/a", VerdictRegression},
+		{"cluster-only known failure", true, true, false, "java/slow", VerdictKnown},
+		{"java defect passing on both", true, false, true, "sdkgo/naming.register", VerdictJavaDefect},
+		{"java defect failing on the cluster", true, false, false, "sdkgo/naming.register", VerdictRegression},
+		{"wrong scenario stays wrong", false, false, false, "java/a", VerdictWrongScenario},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rs := NewResults()
+			rs.Add(Result{Scenario: tt.scenario, Target: TargetNacosd, OK: tt.nacosd})
+			rs.Add(Result{Scenario: tt.scenario, Target: TargetReference, OK: tt.ref})
+			rs.Add(Result{Scenario: tt.scenario, Target: TargetCluster, OK: tt.clustr})
+			if got := rs.Judge(tt.scenario, l); got != tt.want {
+				t.Errorf("Judge = %s, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
 func ptr(b bool) *bool { return &b }
 
 func TestWriteTableReportsRegressions(t *testing.T) {

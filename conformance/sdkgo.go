@@ -43,7 +43,10 @@ func (g *SDKGo) params(s *Server, ns, role string) (vo.NacosClientParam, error) 
 	dir := filepath.Join(g.WorkDir, "sdkgo-"+s.Name+"-"+ns+"-"+role)
 	cc := constant.ClientConfig{TimeoutMs: 5000, NotLoadCacheAtStart: true, LogDir: dir + "/log", CacheDir: dir + "/cache",
 		LogLevel: "warn", UpdateCacheWhenEmpty: true, NamespaceId: ns}
-	sc := []constant.ServerConfig{{IpAddr: "127.0.0.1", Port: uint64(s.Port), ContextPath: "/nacos"}}
+	var sc []constant.ServerConfig
+	for _, port := range s.Ports() {
+		sc = append(sc, constant.ServerConfig{IpAddr: "127.0.0.1", Port: uint64(port), ContextPath: "/nacos"})
+	}
 	return vo.NacosClientParam{ClientConfig: &cc, ServerConfigs: sc}, nil
 }
 

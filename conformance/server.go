@@ -31,6 +31,9 @@ import (
 const (
 	TargetNacosd    = "nacosd"
 	TargetReference = "java-nacos"
+	// TargetCluster is a three-node nacosd cluster, clients given every
+	// member's address (clustertarget.go).
+	TargetCluster = "nacosd-cluster"
 )
 
 // Server is one server under test, reachable on 127.0.0.1.
@@ -49,17 +52,47 @@ type Server struct {
 
 	ctr *containerSpec // non-nil: run as a container (Containerise)
 
+	nodes []*Server // non-nil: a cluster of these (NewNacosdCluster)
+
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	pid  int
 	done chan struct{}
 }
 
-// Addr returns "127.0.0.1:port".
-func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
+// Addr returns "127.0.0.1:port"; for a cluster, every member's address
+// separated by commas (the server list clients take).
+func (s *Server) Addr() string {
+	if s.nodes != nil {
+		addrs := make([]string, len(s.nodes))
+		for i, n := range s.nodes {
+			addrs[i] = n.Addr()
+		}
+		return strings.Join(addrs, ",")
+	}
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+}
 
-// URL returns the absolute URL of path (which starts with /nacos).
-func (s *Server) URL(path string) string { return "http://" + s.Addr() + path }
+// Ports returns the HTTP port of every member (one for a single server).
+func (s *Server) Ports() []int {
+	if s.nodes == nil {
+		return []int{s.Port}
+	}
+	out := make([]int, len(s.nodes))
+	for i, n := range s.nodes {
+		out[i] = n.Port
+	}
+	return out
+}
+
+// URL returns the absolute URL of path (which starts with /nacos); for a
+// cluster, on its first member.
+func (s *Server) URL(path string) string {
+	if s.nodes != nil {
+		return s.nodes[0].URL(path)
+	}
+	return "http://" + s.Addr() + path
+}
 
 // FreePort returns a free TCP port p on 127.0.0.1 such that p-1000 is free
 // too (nacosd and Java Nacos 1.4 both bind raft on port-1000).
@@ -112,6 +145,9 @@ func NewReference(script, home, workDir, logPath string, logger *slog.Logger) *S
 // Start picks a port (keeping the previous one on a restart), starts the
 // process and waits until /nacos/v1/ns/operator/metrics answers 200.
 func (s *Server) Start(ctx context.Context, timeout time.Duration) error {
+	if s.nodes != nil {
+		return s.startCluster(ctx, timeout)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.Port == 0 {
@@ -193,6 +229,13 @@ func (s *Server) waitUp(ctx context.Context, start time.Time, timeout time.Durat
 // RSSKiB returns the resident set size of the server process (for Java: the
 // JVM that run.sh execs; in a container: its init process), or -1.
 func (s *Server) RSSKiB() int {
+	if s.nodes != nil {
+		sum := 0
+		for _, n := range s.nodes {
+			sum += max(n.RSSKiB(), 0)
+		}
+		return sum
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pid == 0 {
@@ -219,6 +262,9 @@ func rssKiB(pid int) int {
 
 // Stop sends SIGTERM to the process group and waits up to 15 s, then kills it.
 func (s *Server) Stop() error {
+	for _, n := range s.nodes {
+		n.Stop()
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.ctr != nil {

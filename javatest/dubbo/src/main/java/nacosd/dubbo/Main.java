@@ -41,7 +41,11 @@ public final class Main {
         System.setProperty("com.alibaba.nacos.client.naming.local.ip", "127.0.0.1");
         System.setProperty("dubbo.application.logger", "slf4j");
         String role = args[0];
-        String registry = "nacos://" + args[1] + "?namespace=" + args[2];
+        // a server list "a:p,b:p,…": the first is the registry's address, the
+        // others its backups (Dubbo hands the nacos client host:port,backup)
+        String[] servers = args[1].split(",", 2);
+        String registry = "nacos://" + servers[0] + "?namespace=" + args[2]
+                + (servers.length > 1 ? "&backup=" + servers[1] : "");
         // -Dnacosd.username/-Dnacosd.password: the registry logs in (auth on)
         String user = System.getProperty("nacosd.username", "");
         if (!user.isEmpty()) {
