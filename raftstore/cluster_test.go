@@ -198,6 +198,18 @@ func TestCluster(t *testing.T) {
 	if _, err := f.Apply(ctx, Batch{Ops: []Op{put("b", "k", "x")}}); !errors.Is(err, ErrNotLeader) {
 		t.Errorf("Apply on follower = %v, want ErrNotLeader", err)
 	}
+	// A follower never decides a write on its own (possibly stale) copy,
+	// not even that there is nothing to write: the leader must build it.
+	built := false
+	if _, err := f.Update(ctx, []Key{{Bucket: "b", Key: "k"}}, func() (Batch, error) {
+		built = true
+		return Batch{}, nil
+	}); !errors.Is(err, ErrNotLeader) || built {
+		t.Errorf("Update on follower = %v (build called: %v), want ErrNotLeader before build", err, built)
+	}
+	if _, err := l.Update(ctx, []Key{{Bucket: "b", Key: "k"}}, func() (Batch, error) { return Batch{}, nil }); err != nil {
+		t.Errorf("Update on leader = %v", err)
+	}
 	if f.LeaderAddr() != l.Addr() || f.IsLeader() {
 		t.Errorf("follower sees leader %q, want %q", f.LeaderAddr(), l.Addr())
 	}

@@ -48,6 +48,7 @@ type Store struct {
 	// writes that met raft's ErrLeadershipLost, and those whose outcome
 	// could not be found out (outcome.go)
 	lostApplies, lostUnresolved atomic.Uint64
+	freshTerm                   atomic.Uint64 // the term whose barrier Update passed (update.go)
 
 	closeOnce sync.Once
 	closed    chan struct{}

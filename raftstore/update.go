@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 // Key names one record: a bucket and a key inside it.
@@ -39,6 +42,12 @@ const maxUpdateAttempts = 8
 // if it keeps failing. build returning an error ends Update with that error
 // (unwrapped). A batch without ops writes nothing: Update returns 0, nil.
 //
+// Only the leader builds: on a follower Update returns a *NotLeaderError
+// before calling build, since a follower's state may lag the leader's (a
+// delete it judged a no-op on its stale copy would be lost). A new leader
+// first applies what its predecessors committed (a raft barrier, once per
+// term), so build reads the committed state.
+//
 // build runs with the locks held: it must not call Update on any of the
 // same keys (that deadlocks) and should be quick.
 func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, error)) (uint64, error) {
@@ -50,6 +59,9 @@ func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, err
 		return 0, fmt.Errorf("raftstore: update: wait for key lock: %w", err)
 	}
 	defer unlock()
+	if err := s.leaderFresh(ctx); err != nil {
+		return 0, err
+	}
 	var lastErr error
 	for range maxUpdateAttempts {
 		b, err := build()
@@ -66,6 +78,28 @@ func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, err
 		lastErr = err
 	}
 	return 0, lastErr
+}
+
+// leaderFresh returns a *NotLeaderError on a follower; on the leader it
+// waits, once per term, until every entry committed before the term is
+// applied here.
+func (s *Store) leaderFresh(ctx context.Context) error {
+	if s.raft.State() != raft.Leader {
+		return s.mapErr("update", raft.ErrNotLeader)
+	}
+	term := s.raft.CurrentTerm()
+	if s.freshTerm.Load() == term {
+		return nil
+	}
+	timeout := s.cfg.ApplyTimeout
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = min(timeout, max(time.Until(dl), time.Millisecond))
+	}
+	if err := s.waitFuture(ctx, s.raft.Barrier(timeout)); err != nil {
+		return s.mapErr("update: barrier", err)
+	}
+	s.freshTerm.Store(term)
+	return nil
 }
 
 // keyLocks is a table of per-key mutexes that exist only while someone

@@ -242,3 +242,114 @@ func TestClusterPushAcrossNodes(t *testing.T) {
 		}
 	}
 }
+
+// TestClusterEmptyServiceClean: a service whose only instance left (it was
+// registered on a node that neither owns the service nor leads raft) is
+// removed from every node by the empty-service clean, whichever node
+// decides it.
+func TestClusterEmptyServiceClean(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	cfgs := servertest.ClusterConfigs(t, 3)
+	for i := range cfgs {
+		cfgs[i].Naming.DisableEmptyServiceClean = false
+		cfgs[i].Naming.EmptyServiceCleanInitial = 200 * time.Millisecond
+		cfgs[i].Naming.EmptyServiceCleanPeriod = 100 * time.Millisecond
+	}
+	nodes := servertest.StartCluster(t, cfgs)
+	servertest.WaitMembersUp(t, nodes)
+	// a service owned by a raft follower, registered through another node
+	var leader int
+	servertest.Eventually(t, 10*time.Second, func() error {
+		for i, n := range nodes {
+			if n.IsRaftLeader() {
+				leader = i
+				return nil
+			}
+		}
+		return fmt.Errorf("no raft leader")
+	})
+	svc, other := "", 0
+	for k := 0; svc == ""; k++ {
+		name := "cluster.clean." + strconv.Itoa(k)
+		if owner, o := ownerOf(t, nodes, name); owner != leader {
+			svc, other = name, o
+		}
+	}
+	if r := register(t, nodes[other], svc, "10.3.0.1", 80, true); r.Status != 200 {
+		t.Fatalf("register: %d %s", r.Status, r.Body)
+	}
+	exists := func(n *servertest.Node) bool {
+		r := n.Do("GET", "/nacos/v1/ns/service", url.Values{"serviceName": {svc}}, nil, nil)
+		return r.Status == 200
+	}
+	servertest.Eventually(t, 10*time.Second, func() error {
+		for i, n := range nodes {
+			if !exists(n) {
+				return fmt.Errorf("node %d has no service yet", i)
+			}
+		}
+		return nil
+	})
+	q := url.Values{"serviceName": {svc}, "ip": {"10.3.0.1"}, "port": {"80"}, "ephemeral": {"true"}}
+	if r := nodes[other].Do("DELETE", "/nacos/v1/ns/instance", q, nil, map[string]string{"User-Agent": javaUA}); r.Status != 200 {
+		t.Fatalf("deregister: %d %s", r.Status, r.Body)
+	}
+	servertest.Eventually(t, 15*time.Second, func() error {
+		for i, n := range nodes {
+			if exists(n) {
+				return fmt.Errorf("node %d still has the service", i)
+			}
+		}
+		return nil
+	})
+}
+
+// TestClusterDeleteRightAfterPublish: a config deleted through a follower
+// right after it was published through the leader is gone on every node,
+// even when the follower had not applied the publish yet when the delete
+// came (it must not judge the delete a no-op on its own copy).
+func TestClusterDeleteRightAfterPublish(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
+	servertest.WaitMembersUp(t, nodes)
+	var leader, follower *servertest.Node
+	servertest.Eventually(t, 10*time.Second, func() error {
+		leader, follower = nil, nil
+		for _, n := range nodes {
+			if n.IsRaftLeader() {
+				leader = n
+			} else {
+				follower = n
+			}
+		}
+		if leader == nil || follower == nil {
+			return fmt.Errorf("no raft leader")
+		}
+		return nil
+	})
+	const rounds = 30
+	for i := range rounds {
+		q := url.Values{"dataId": {"rapid." + strconv.Itoa(i)}, "group": {"DEFAULT_GROUP"}}
+		if r := leader.Do("POST", "/nacos/v1/cs/configs", nil, url.Values{"dataId": q["dataId"], "group": q["group"], "content": {"x"}}, nil); r.Body != "true" {
+			t.Fatalf("publish: %d %s", r.Status, r.Body)
+		}
+		if r := follower.Do("DELETE", "/nacos/v1/cs/configs", q, nil, nil); r.Body != "true" {
+			t.Fatalf("delete: %d %s", r.Status, r.Body)
+		}
+	}
+	servertest.Eventually(t, 5*time.Second, func() error {
+		for i := range rounds {
+			for j, n := range nodes {
+				q := url.Values{"dataId": {"rapid." + strconv.Itoa(i)}, "group": {"DEFAULT_GROUP"}}
+				if r := n.Do("GET", "/nacos/v1/cs/configs", q, nil, nil); r.Status != 404 {
+					return fmt.Errorf("node %d: rapid.%d: %d %s", j, i, r.Status, r.Body)
+				}
+			}
+		}
+		return nil
+	})
+}

@@ -739,15 +739,23 @@ func (r *Registry) allServices() []serviceRef {
 	return out
 }
 
-// CleanEmptyServices is EmptyServiceAutoClean for the services this node
-// owns: a service found empty at more than three consecutive checks is
-// removed (§2.7). In a cluster the removal is a CP delete of the service,
-// which every member applies (Java's easyRemoveService), so a service that
-// only ever had ephemeral instances leaves every node too.
+// CleanEmptyServices is EmptyServiceAutoClean: a service found empty at
+// more than three consecutive checks is removed (§2.7). In a cluster the
+// removal is a CP delete of the service, which every member applies
+// (Java's easyRemoveService), so a service that only ever had ephemeral
+// instances leaves every node too. Java decides on the service's Distro
+// owner and its JRaft layer sends the delete to the leader; nacosd decides
+// on the raft leader itself, which holds every member's ephemeral lists
+// (Distro replicates them), so the delete needs no extra hop and is never
+// refused as "not the leader".
 func (r *Registry) CleanEmptyServices() {
+	decides := r.responsible
+	if l, ok := r.cfg.Store.(interface{ IsLeader() bool }); ok && r.cfg.Replicator != nil {
+		decides = func(string) bool { return l.IsLeader() }
+	}
 	for _, ref := range r.allServices() {
 		s := ref.svc
-		if !r.responsible(ref.name) {
+		if !decides(ref.name) {
 			continue
 		}
 		s.mu.Lock()
