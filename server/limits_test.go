@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -112,8 +113,11 @@ func TestConnectionReserve(t *testing.T) {
 	for i := 0; i < 15; i++ {
 		conns = append(conns, dialPartial(t, n.HTTPAddr()))
 	}
-	time.Sleep(200 * time.Millisecond)
-	if st, _ := get("/nacos/v1/console/health/liveness"); st != 503 {
-		t.Fatalf("over the hard limit: %d", st)
-	}
+	// the server accepts them when it gets to them (later on a loaded machine)
+	servertest.Eventually(t, 5*time.Second, func() error {
+		if st, _ := get("/nacos/v1/console/health/liveness"); st != 503 {
+			return fmt.Errorf("over the hard limit: %d", st)
+		}
+		return nil
+	})
 }
