@@ -144,6 +144,10 @@ func (a *authRun) runJava(ctx context.Context, s *Server) {
 func (a *authRun) runNPM(ctx context.Context, s *Server) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	roID := "npm.auth.ro." + a.env.RunID
+	if err := a.adminPublish(s, a.ns().Apps, roID, "visible"); err != nil {
+		a.add(s, "npm/readonly", 0, "", err)
+	}
 	var wg sync.WaitGroup
 	for _, sc := range []string{"login", "badpassword", "readonly", "expiry"} {
 		port, err := FreePort()
@@ -153,7 +157,7 @@ func (a *authRun) runNPM(ctx context.Context, s *Server) {
 		}
 		cmd := exec.CommandContext(ctx, "node", append([]string{"auth.js", s.Addr()}, append(a.authArgs(), sc)...)...)
 		cmd.Dir = a.env.NPM.Dir
-		cmd.Env = append(os.Environ(), "NODE_CLUSTER_CLIENT_PORT="+strconv.Itoa(port))
+		cmd.Env = append(os.Environ(), "NODE_CLUSTER_CLIENT_PORT="+strconv.Itoa(port), "NPM_AUTH_RO_DATAID="+roID)
 		cmd.WaitDelay = 5 * time.Second
 		wg.Add(1)
 		go func() {

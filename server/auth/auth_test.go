@@ -369,3 +369,50 @@ func TestLoginBackoffKnownGood(t *testing.T) {
 		t.Fatalf("after the pair's backoff: %v", err)
 	}
 }
+
+// A client sending username/password on every request costs one bcrypt
+// comparison per verifiedTTL: later checks hit the memory of the success;
+// a password change ends it at once, and a wrong password never hits it.
+func TestPasswordChecksRemembered(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, "app", "app-password"); err != nil {
+		t.Fatal(err)
+	}
+	creds := Credentials{Username: "app", Password: "app-password", Source: "10.0.0.1"}
+	if _, err := s.Authenticate(creds); err != nil {
+		t.Fatal(err)
+	}
+	u := s.tables.get().byName["app"]
+	if !s.verified.ok("app", "app-password", u.Password, clk.Now()) {
+		t.Fatal("success not remembered")
+	}
+	if s.verified.ok("app", "app-passwore", u.Password, clk.Now()) {
+		t.Fatal("another password hits the memory")
+	}
+	if _, err := s.Authenticate(Credentials{Username: "app", Password: "wrong", Source: "10.0.0.1"}); err != ErrUnknownUser {
+		t.Fatalf("wrong password: %v", err)
+	}
+	clk.Advance(verifiedTTL + time.Second)
+	if s.verified.ok("app", "app-password", u.Password, clk.Now()) {
+		t.Fatal("memory outlived verifiedTTL")
+	}
+	if _, err := s.Authenticate(creds); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdatePassword(ctx, Principal{Username: "nacos", GlobalAdmin: true}, "app", "new-password"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(creds); err != ErrUnknownUser {
+		t.Fatalf("old password after a change: %v", err)
+	}
+	if _, err := s.Authenticate(Credentials{Username: "app", Password: "new-password", Source: "10.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteUser(ctx, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(Credentials{Username: "app", Password: "new-password", Source: "10.0.0.1"}); err != ErrUnknownUser {
+		t.Fatalf("deleted user: %v", err)
+	}
+}

@@ -246,6 +246,10 @@ func (s *Service) checkPassword(username, password, source string) error {
 	if len(password) > 72 {
 		password = password[:72]
 	}
+	if u != nil && s.verified.ok(username, password, u.Password, s.cfg.Clock.Now()) {
+		s.limiter.succeed(username, source)
+		return nil
+	}
 	s.limiter.cpu <- struct{}{}
 	err := bcrypt.CompareHashAndPassword(hash, []byte(password))
 	<-s.limiter.cpu
@@ -253,6 +257,7 @@ func (s *Service) checkPassword(username, password, source string) error {
 		s.limiter.fail(username, source)
 		return ErrUnknownUser
 	}
+	s.verified.add(username, password, u.Password, s.cfg.Clock.Now())
 	s.limiter.succeed(username, source)
 	return nil
 }
