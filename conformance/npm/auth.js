@@ -50,7 +50,7 @@ async function naming(u, p, logger = quiet) {
 }
 
 async function config(u, p) {
-  const c = new NacosConfigClient({ serverAddr: server, namespace, username: u, password: p, requestTimeout: 3000 });
+  const c = new NacosConfigClient({ serverAddr: server, namespace, username: u, password: p, requestTimeout: 10000 });
   await c.ready();
   clients.push(c);
   return c;
