@@ -413,6 +413,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Concurrency:           hardConns,     // beyond: fasthttp's 503 and close
 		IdleTimeout:           headerTimeout, // Tomcat keepAliveTimeout = connectionTimeout; also bounds a silent new connection
 	})
+	// body limits before a body is read, parameter count before a parse
+	// (server/httpapi/limits.go: Java's Tomcat limits)
+	s.app.Server().HeaderReceived = httpapi.HeaderReceived(s.cfg.ContextPath)
 	// A handler bug must cost one request, not the process: the panic is
 	// logged with its stack and answered 500 through the error handler.
 	s.app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
@@ -425,6 +428,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
 		return fmt.Errorf("server: start auth: %w", err)
 	}
+	s.app.Use(httpapi.ParamLimit(s.cfg.ContextPath))
 	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
 		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
 	}))
