@@ -96,7 +96,9 @@ func TestLimits(t *testing.T) {
 		tok := tg.login(t, "nacos", "nacos")
 		q := url.Values{"accessToken": {tok}}
 		fctype := "application/x-www-form-urlencoded"
-		content := func(n int) []byte { return form("dataId", "lim.c"+strconv.Itoa(n), "group", "G", "content", strings.Repeat("a", n)) }
+		content := func(n int) []byte {
+			return form("dataId", "lim.c"+strconv.Itoa(n), "group", "G", "content", strings.Repeat("a", n))
+		}
 		many := func(n int, last bool) []byte {
 			var sb strings.Builder
 			if !last {
