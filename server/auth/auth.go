@@ -83,6 +83,9 @@ type Service struct {
 	// permission table.
 	patterns  sync.Map
 	lastStamp atomic.Int64
+	// compares counts bcrypt comparisons (tests: one per password check,
+	// known user or not)
+	compares atomic.Int64
 }
 
 // New validates cfg (Settings.Validate: with auth enabled the published

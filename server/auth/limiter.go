@@ -251,6 +251,7 @@ func (s *Service) checkPassword(username, password, source string) error {
 		return nil
 	}
 	s.limiter.cpu <- struct{}{}
+	s.compares.Add(1)
 	err := bcrypt.CompareHashAndPassword(hash, []byte(password))
 	<-s.limiter.cpu
 	if u == nil || err != nil {
