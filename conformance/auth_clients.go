@@ -48,11 +48,13 @@ func (a *authRun) runClients(ctx context.Context) {
 		if a.env.NPM != nil && AuthClientEnabled(a.env.Enabled, "npm") {
 			run(func(s *Server) { a.runNPM(ctx, s) })
 		}
+		// the Spring and Dubbo JVMs start a little later: a start storm of
+		// a dozen JVMs timed out the first logins on a loaded 2-core box
 		if a.env.SCA != nil && AuthClientEnabled(a.env.Enabled, "sca") {
-			run(func(s *Server) { a.runSCA(ctx, s) })
+			run(func(s *Server) { time.Sleep(10 * time.Second); a.runSCA(ctx, s) })
 		}
 		if a.env.Dubbo != nil && AuthClientEnabled(a.env.Enabled, "dubbo") {
-			run(func(s *Server) { a.runDubbo(ctx, s) })
+			run(func(s *Server) { time.Sleep(20 * time.Second); a.runDubbo(ctx, s) })
 		}
 	}
 	wg.Wait()
