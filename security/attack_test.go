@@ -507,7 +507,12 @@ func TestNamespaceEscape(t *testing.T) {
 // Oversized and malformed inputs on the auth endpoints: a clear error,
 // never a crash or a large allocation.
 func TestMalformedAuthInputs(t *testing.T) {
-	tg := startNacosd(t)
+	for _, tg := range targets(t) {
+		malformedAuthInputs(t, tg)
+	}
+}
+
+func malformedAuthInputs(t *testing.T, tg target) {
 	admin := tg.login(t, "nacos", "nacos")
 	big := strings.Repeat("x", 100_000)
 	for _, c := range []struct {
@@ -545,6 +550,10 @@ func TestMalformedAuthInputs(t *testing.T) {
 		st, body := tg.do(t, c.m, c.p, nil, c.f, nil)
 		// a delete of a row that does not exist answers ok, as in Java
 		deleted := c.m == "DELETE" && strings.Contains(body, "ok!")
+		if tg.java {
+			t.Logf("java: malformed %s %s %.60s: %d %.160s", c.m, c.p, c.f.Encode(), st, body)
+			continue
+		}
 		if st == 200 && c.m != "GET" && !deleted || st >= 500 && !strings.HasPrefix(body, "caused:") {
 			t.Errorf("%s %s: %d %.200s", c.m, c.p, st, body)
 		}
