@@ -83,7 +83,7 @@ func (a *authRun) tokenExpiry(s *Server) {
 	time.Sleep(AuthTokenTTL*time.Second + 2*time.Second - time.Since(born))
 	r := a.do(s, "GET", "/v1/cs/configs", q, nil, nil)
 	if r.Status != 403 || springMessage(r.Body) != "token expired!" {
-		a.add(s, "token.expired", 0, "", fmt.Errorf("token %s old: %d %s, want 403 token expired!", time.Since(born).Round(time.Second), r.Status, short(r.Body)))
+		a.add(s, "token.expired", 0, "", fmt.Errorf("token %s old: %d %s, want 403 %q", time.Since(born).Round(time.Second), r.Status, short(r.Body), "token expired!"))
 	} else {
 		a.add(s, "token.expired", time.Since(born), "403 token expired! after the lifetime", nil)
 	}
