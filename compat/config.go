@@ -16,6 +16,10 @@ import (
 const (
 	// ConfigMaxContent is the default maxContent in UTF-16 chars (10 MiB).
 	ConfigMaxContent = 10 * 1024 * 1024
+	// ConfigMaxDataIDLen and ConfigMaxGroupLen are the config_info column
+	// sizes (data_id varchar(255), group_id varchar(128)).
+	ConfigMaxDataIDLen = 255
+	ConfigMaxGroupLen  = 128
 	// ConfigMaxListenEntries is the most Listening-Configs entries accepted.
 	ConfigMaxListenEntries = 10000
 	// ConfigDefaultGroup is DEFAULT_GROUP.
@@ -125,6 +129,15 @@ func CheckConfigParams(dataID, group, content string, maxContent int) error {
 	}
 	if JavaIsBlank(group) || !ConfigIsValid(group) {
 		return configNacos("invalid group : " + group)
+	}
+	// the config_info columns (data_id varchar(255), group_id
+	// varchar(128)): Java answers true to a longer one and loses the write
+	// (Derby's truncation error is only logged); nacosd refuses it
+	if UTF16Len(dataID) > ConfigMaxDataIDLen {
+		return configNacos("too long dataId, over " + strconv.Itoa(ConfigMaxDataIDLen))
+	}
+	if UTF16Len(group) > ConfigMaxGroupLen {
+		return configNacos("too long group, over " + strconv.Itoa(ConfigMaxGroupLen))
 	}
 	if JavaIsBlank(content) {
 		return configNacos("content is blank : " + content)

@@ -174,8 +174,10 @@ type ImportError struct{ Code int }
 // Error implements error.
 func (e *ImportError) Error() string { return "compat: import: " + ResultCodeMessage(e.Code) }
 
-// ImportMaxUnzipped bounds the decompressed size of an import archive.
-const ImportMaxUnzipped = 256 << 20
+// ImportMaxUnzipped bounds the decompressed size of an import archive (its
+// file is at most 1 MiB, Spring's max-file-size: text configs a legitimate
+// archive holds compress far less than a 32:1 bomb).
+const ImportMaxUnzipped = 32 << 20
 
 // ReadImportZip parses an uploaded archive as ConfigController
 // .importAndPublishConfig does. A corrupt zip is ResultParsingDataFailed;

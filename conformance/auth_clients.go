@@ -48,11 +48,13 @@ func (a *authRun) runClients(ctx context.Context) {
 		if a.env.NPM != nil && AuthClientEnabled(a.env.Enabled, "npm") {
 			run(func(s *Server) { a.runNPM(ctx, s) })
 		}
+		// the Spring and Dubbo JVMs start a little later: a start storm of
+		// a dozen JVMs timed out the first logins on a loaded 2-core box
 		if a.env.SCA != nil && AuthClientEnabled(a.env.Enabled, "sca") {
-			run(func(s *Server) { a.runSCA(ctx, s) })
+			run(func(s *Server) { time.Sleep(10 * time.Second); a.runSCA(ctx, s) })
 		}
 		if a.env.Dubbo != nil && AuthClientEnabled(a.env.Enabled, "dubbo") {
-			run(func(s *Server) { a.runDubbo(ctx, s) })
+			run(func(s *Server) { time.Sleep(20 * time.Second); a.runDubbo(ctx, s) })
 		}
 	}
 	wg.Wait()
@@ -81,7 +83,7 @@ func (a *authRun) tokenExpiry(s *Server) {
 	time.Sleep(AuthTokenTTL*time.Second + 2*time.Second - time.Since(born))
 	r := a.do(s, "GET", "/v1/cs/configs", q, nil, nil)
 	if r.Status != 403 || springMessage(r.Body) != "token expired!" {
-		a.add(s, "token.expired", 0, "", fmt.Errorf("token %s old: %d %s, want 403 token expired!", time.Since(born).Round(time.Second), r.Status, short(r.Body)))
+		a.add(s, "token.expired", 0, "", fmt.Errorf("token %s old: %d %s, want 403 %q", time.Since(born).Round(time.Second), r.Status, short(r.Body), "token expired!"))
 	} else {
 		a.add(s, "token.expired", time.Since(born), "403 token expired! after the lifetime", nil)
 	}
@@ -144,6 +146,10 @@ func (a *authRun) runJava(ctx context.Context, s *Server) {
 func (a *authRun) runNPM(ctx context.Context, s *Server) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	roID := "npm.auth.ro." + a.env.RunID
+	if err := a.adminPublish(s, a.ns().Apps, roID, "visible"); err != nil {
+		a.add(s, "npm/readonly", 0, "", err)
+	}
 	var wg sync.WaitGroup
 	for _, sc := range []string{"login", "badpassword", "readonly", "expiry"} {
 		port, err := FreePort()
@@ -153,7 +159,7 @@ func (a *authRun) runNPM(ctx context.Context, s *Server) {
 		}
 		cmd := exec.CommandContext(ctx, "node", append([]string{"auth.js", s.Addr()}, append(a.authArgs(), sc)...)...)
 		cmd.Dir = a.env.NPM.Dir
-		cmd.Env = append(os.Environ(), "NODE_CLUSTER_CLIENT_PORT="+strconv.Itoa(port))
+		cmd.Env = append(os.Environ(), "NODE_CLUSTER_CLIENT_PORT="+strconv.Itoa(port), "NPM_AUTH_RO_DATAID="+roID)
 		cmd.WaitDelay = 5 * time.Second
 		wg.Add(1)
 		go func() {

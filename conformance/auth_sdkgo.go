@@ -74,13 +74,27 @@ func (a *authRun) sdkConfigLogin(s *Server) (time.Duration, string, error) {
 	}
 	d := time.Since(t0)
 	id := "sdkgo.auth.login." + a.env.RunID
-	if ok, err := c.PublishConfig(vo.ConfigParam{DataId: id, Group: "DEFAULT_GROUP", Content: "v1"}); err != nil || !ok {
-		return 0, "", fmt.Errorf("publish: %v %v", ok, err)
+	if err := publishEventually(c, id, "v1"); err != nil {
+		return 0, "", fmt.Errorf("publish: %w", err)
 	}
 	if _, err := readable(c, id, "DEFAULT_GROUP", "v1"); err != nil {
 		return 0, "", err
 	}
 	return d, "client created (login); publish and read in the apps namespace", nil
+}
+
+// publishEventually retries a fresh client's first publish for 20 s: its
+// login at creation may have timed out on a loaded server (it logs in
+// again every 5 s then; apps retry the same way).
+func publishEventually(c config_client.IConfigClient, id, content string) error {
+	_, err := eventually(20*time.Second, func() error {
+		ok, err := c.PublishConfig(vo.ConfigParam{DataId: id, Group: "DEFAULT_GROUP", Content: content})
+		if err == nil && !ok {
+			err = errors.New("publish answered false")
+		}
+		return err
+	})
+	return err
 }
 
 // refused403 reports whether an sdk-go error is the server's refusal (403
@@ -110,8 +124,8 @@ func (a *authRun) sdkReadOnly(s *Server) (time.Duration, string, error) {
 		return 0, "", err
 	}
 	id := "sdkgo.auth.ro." + a.env.RunID
-	if ok, err := rw.PublishConfig(vo.ConfigParam{DataId: id, Group: "DEFAULT_GROUP", Content: "visible"}); err != nil || !ok {
-		return 0, "", fmt.Errorf("setup publish: %v %v", ok, err)
+	if err := publishEventually(rw, id, "visible"); err != nil {
+		return 0, "", fmt.Errorf("setup publish: %w", err)
 	}
 	c, err := a.sdkConfig(s, "app-r", a.users["app-r"], "ro")
 	if err != nil {
@@ -132,8 +146,8 @@ func (a *authRun) sdkConfigExpiry(s *Server) (time.Duration, string, error) {
 		return 0, "", err
 	}
 	id := "sdkgo.auth.exp." + a.env.RunID
-	if ok, err := c.PublishConfig(vo.ConfigParam{DataId: id, Group: "DEFAULT_GROUP", Content: "before"}); err != nil || !ok {
-		return 0, "", fmt.Errorf("publish before: %v %v", ok, err)
+	if err := publishEventually(c, id, "before"); err != nil {
+		return 0, "", fmt.Errorf("publish before: %w", err)
 	}
 	ch := make(chan string, 16)
 	if err := c.ListenConfig(vo.ConfigParam{DataId: id, Group: "DEFAULT_GROUP", OnChange: func(_, _, _, data string) {
@@ -172,8 +186,14 @@ func (a *authRun) sdkNamingExpiry(s *Server) (time.Duration, string, error) {
 		return 0, "", err
 	}
 	svc := "sdkgo.auth.kept." + a.env.RunID
-	if ok, err := n.RegisterInstance(regParam(svc, "", 19101, nil)); err != nil || !ok {
-		return 0, "", fmt.Errorf("register: %v %v", ok, err)
+	if _, err := eventually(20*time.Second, func() error {
+		ok, err := n.RegisterInstance(regParam(svc, "", 19101, nil))
+		if err == nil && !ok {
+			err = errors.New("register answered false")
+		}
+		return err
+	}); err != nil {
+		return 0, "", fmt.Errorf("register: %w", err)
 	}
 	time.Sleep(expiryWait)
 	healthy, err := a.instanceHealthy(s, a.ns().Apps, "DEFAULT_GROUP@@"+svc, 19101)

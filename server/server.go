@@ -418,6 +418,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Concurrency:           hardConns,     // beyond: fasthttp's 503 and close
 		IdleTimeout:           headerTimeout, // Tomcat keepAliveTimeout = connectionTimeout; also bounds a silent new connection
 	})
+	// body limits before a body is read, parameter count before a parse
+	// (server/httpapi/limits.go: Java's Tomcat limits)
+	s.app.Server().HeaderReceived = httpapi.HeaderReceived(s.cfg.ContextPath)
 	if err := s.startOps(); err != nil {
 		return err
 	}
@@ -434,6 +437,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
 		return fmt.Errorf("server: start auth: %w", err)
 	}
+	s.app.Use(httpapi.ParamLimit(s.cfg.ContextPath))
 	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
 		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
 	}))

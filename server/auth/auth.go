@@ -74,13 +74,18 @@ type Service struct {
 	tok     tokens
 	tables  *tables
 	limiter *limiter
-	log     *slog.Logger
-	dummy   []byte // bcrypt hash compared when the user does not exist
+	// verified remembers successful password checks (verified.go)
+	verified *verified
+	log      *slog.Logger
+	dummy    []byte // bcrypt hash compared when the user does not exist
 	// patterns caches compiled permission resources (string ->
 	// *regexp.Regexp, nil when it does not compile); bounded by the
 	// permission table.
 	patterns  sync.Map
 	lastStamp atomic.Int64
+	// compares counts bcrypt comparisons (tests: one per password check,
+	// known user or not)
+	compares atomic.Int64
 }
 
 // New validates cfg (Settings.Validate: with auth enabled the published
@@ -113,7 +118,7 @@ func New(cfg Config) (*Service, error) {
 		cfg.Logger.Warn("nacos.core.auth.enable.userAgentAuthWhite=true is ignored: nacosd never trusts User-Agent (CVE-2021-29441); nodes authenticate with the server identity header")
 	}
 	s := &Service{cfg: cfg, tok: tokens{key: key, ttl: cfg.Settings.TTL(), now: cfg.Clock.Now},
-		limiter: newLimiter(cfg.Limits, cfg.Clock.Now), log: cfg.Logger}
+		limiter: newLimiter(cfg.Limits, cfg.Clock.Now), verified: newVerified(10_000), log: cfg.Logger}
 	// the dummy costs what a real comparison costs: Java's built-in hash
 	// has cost 10, the default; other costs (tests) hash one of their own
 	s.dummy = []byte(defaultUserHash)

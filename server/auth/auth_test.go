@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/crypto/bcrypt"
+
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/internal/clock/clocktest"
 	"github.com/nacosd/nacosd/raftstore/raftstoretest"
@@ -367,5 +369,91 @@ func TestLoginBackoffKnownGood(t *testing.T) {
 	clk.Advance(le.RetryAfter)
 	if err := try("app", "app-password", "10.0.0.1"); err != nil {
 		t.Fatalf("after the pair's backoff: %v", err)
+	}
+}
+
+// A client sending username/password on every request costs one bcrypt
+// comparison per verifiedTTL: later checks hit the memory of the success;
+// a password change ends it at once, and a wrong password never hits it.
+func TestPasswordChecksRemembered(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, "app", "app-password"); err != nil {
+		t.Fatal(err)
+	}
+	creds := Credentials{Username: "app", Password: "app-password", Source: "10.0.0.1"}
+	if _, err := s.Authenticate(creds); err != nil {
+		t.Fatal(err)
+	}
+	u := s.tables.get().byName["app"]
+	if !s.verified.ok("app", "app-password", u.Password, clk.Now()) {
+		t.Fatal("success not remembered")
+	}
+	if s.verified.ok("app", "app-passwore", u.Password, clk.Now()) {
+		t.Fatal("another password hits the memory")
+	}
+	if _, err := s.Authenticate(Credentials{Username: "app", Password: "wrong", Source: "10.0.0.1"}); err != ErrUnknownUser {
+		t.Fatalf("wrong password: %v", err)
+	}
+	clk.Advance(verifiedTTL + time.Second)
+	if s.verified.ok("app", "app-password", u.Password, clk.Now()) {
+		t.Fatal("memory outlived verifiedTTL")
+	}
+	if _, err := s.Authenticate(creds); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.UpdatePassword(ctx, Principal{Username: "nacos", GlobalAdmin: true}, "app", "new-password"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(creds); err != ErrUnknownUser {
+		t.Fatalf("old password after a change: %v", err)
+	}
+	if _, err := s.Authenticate(Credentials{Username: "app", Password: "new-password", Source: "10.0.0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteUser(ctx, "app"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Authenticate(Credentials{Username: "app", Password: "new-password", Source: "10.0.0.1"}); err != ErrUnknownUser {
+		t.Fatalf("deleted user: %v", err)
+	}
+}
+
+// A password check costs one bcrypt comparison at the users' cost whether
+// or not the user exists (the dummy hash stands in for a missing one), so
+// the answer's timing does not tell which user names exist.
+func TestLoginSameWorkForUnknownUsers(t *testing.T) {
+	s, _ := newService(t, onSettings())
+	if err := s.CreateUser(context.Background(), "known", "known-password"); err != nil {
+		t.Fatal(err)
+	}
+	u := s.tables.get().byName["known"]
+	uc, err := bcrypt.Cost([]byte(u.Password))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc, err := bcrypt.Cost(s.dummy)
+	if err != nil || dc != uc {
+		t.Fatalf("dummy hash cost %d (%v), users' %d", dc, err, uc)
+	}
+	for _, c := range []Credentials{
+		{Username: "known", Password: "wrong", Source: "1.1.1.1"},
+		{Username: "unknown", Password: "wrong", Source: "1.1.1.2"},
+		{Username: "known", Password: "known-password", Source: "1.1.1.3"},
+	} {
+		before := s.compares.Load()
+		_, _ = s.Authenticate(c)
+		if n := s.compares.Load() - before; n != 1 {
+			t.Errorf("%s: %d bcrypt comparisons, want 1", c.Username, n)
+		}
+	}
+	// a built-in-cost service compares against Java's own hash of nacos
+	s10, err := New(Config{Settings: onSettings(), Store: raftstoretest.New(t), Clock: clocktest.New(time.Now()), Logger: raftstoretest.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s10.Close()
+	if c, _ := bcrypt.Cost(s10.dummy); c != 10 {
+		t.Fatalf("default dummy cost %d, want Java's 10", c)
 	}
 }

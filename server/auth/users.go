@@ -57,6 +57,16 @@ func tooLong(what, v string, n int) error {
 	return nil
 }
 
+// checkName checks a user name, role, resource or action: its length, and no
+// control character (NUL joins the columns of role and permission keys: a
+// role "ROLE_ADMIN\x00x" would read back as ROLE_ADMIN of a user "x\x00…").
+func checkName(what, v string, n int) error {
+	if strings.IndexFunc(v, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return compat.IllegalArgument(what + " contains a control character")
+	}
+	return tooLong(what, v, n)
+}
+
 func itoa(n int) string {
 	var b [20]byte
 	i := len(b)
@@ -85,7 +95,7 @@ func (s *Service) now() int64 {
 
 // CreateUser is POST /v1/auth/users.
 func (s *Service) CreateUser(ctx context.Context, username, password string) error {
-	if err := errors.Join(tooLong("username", username, MaxNameLen), tooLong("password", password, MaxPasswordLen)); err != nil {
+	if err := errors.Join(checkName("username", username, MaxNameLen), tooLong("password", password, MaxPasswordLen)); err != nil {
 		return err
 	}
 	if s.tables.get().byName[username] != nil {
@@ -268,7 +278,7 @@ func (s *Service) SearchRoles(role string) []string {
 
 // AddRole is POST /v1/auth/roles.
 func (s *Service) AddRole(ctx context.Context, role, username string) error {
-	if err := tooLong("role", role, MaxNameLen); err != nil {
+	if err := checkName("role", role, MaxNameLen); err != nil {
 		return err
 	}
 	if s.tables.get().byName[username] == nil {
@@ -329,7 +339,7 @@ func (s *Service) Permissions(role string, pageNo, pageSize int) (Page[Permissio
 // AddPermission is POST /v1/auth/permissions: the role must be bound to
 // some user.
 func (s *Service) AddPermission(ctx context.Context, role, resource, action string) error {
-	if err := errors.Join(tooLong("resource", resource, MaxResourceLen), tooLong("action", action, MaxActionLen)); err != nil {
+	if err := errors.Join(checkName("resource", resource, MaxResourceLen), checkName("action", action, MaxActionLen)); err != nil {
 		return err
 	}
 	if !s.tables.get().roleOf[role] {

@@ -63,6 +63,9 @@ func (h *configHandlers) importConfigs(c *fiber.Ctx, p Params) error {
 	if ferr != nil || fh == nil {
 		return sendCfgJSON(c, compat.ResultCodeJSON(compat.ResultDataEmpty, false))
 	}
+	if fh.Size > MultipartFileLimit { // Spring's max-file-size, refused before the controller
+		return importTooLarge()
+	}
 	tenant := ""
 	if namespace != nil {
 		tenant = compat.ProcessNamespace(*namespace)

@@ -51,8 +51,11 @@ func ErrorHandlerIn(log *slog.Logger, contextPath string) fiber.ErrorHandler {
 		var fe *fiber.Error
 		if errors.As(err, &fe) {
 			msg := fe.Message
-			if fe.Code == fiber.StatusNotFound {
+			switch fe.Code {
+			case fiber.StatusNotFound:
 				msg = "No message available"
+			case fiber.StatusRequestEntityTooLarge:
+				msg = tooLargeMessage
 			}
 			return SendSpringError(c, fe.Code, msg)
 		}

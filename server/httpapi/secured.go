@@ -233,3 +233,14 @@ func namingServiceOf(svc string, present bool) (string, error) {
 func errIndex(i, n int) error {
 	return &compat.Error{Status: 500, Body: "Server failed,Index " + strconv.Itoa(i) + " out of bounds for length " + strconv.Itoa(n)}
 }
+
+// SecuredRoutes lists the "METHOD path" keys of the @Secured table (paths
+// below the context path; a trailing "*" stands for any rest) with whether
+// the route writes: the attack suite sends each of them.
+func SecuredRoutes() map[string]bool {
+	out := map[string]bool{}
+	for k, s := range securedRoutes() {
+		out[k] = s.action == auth.ActionWrite || s.node
+	}
+	return out
+}

@@ -159,6 +159,21 @@ public final class AuthScenarios {
         return i;
     }
 
+    /**
+     * The first writes of a fresh client are retried for 20 s: its login at creation may have timed
+     * out on a loaded server, and the client logs in again every 5 s (apps retry the same way).
+     */
+    static void publish(ConfigService c, String dataId, String content) throws Scenarios.Fail {
+        Scenarios.eventually(20000, Scenarios.unchecked(() -> c.publishConfig(dataId, "DEFAULT_GROUP", content) ? null : "publishConfig answered false"));
+    }
+
+    static void register(NamingService n, String svc, int port) throws Scenarios.Fail {
+        Scenarios.eventually(20000, Scenarios.unchecked(() -> {
+            n.registerInstance(svc, "127.0.0.1", port);
+            return null;
+        }));
+    }
+
     /** publishConfig refused: false or a NacosException (the client's answer to a 403). */
     static String publishRefused(ConfigService c, String dataId) {
         try {
@@ -189,10 +204,10 @@ public final class AuthScenarios {
         NamingService n = naming(user, password);
         long ms = (System.nanoTime() - t0) / 1_000_000;
         String d = id("login");
-        Scenarios.check(c.publishConfig(d, "DEFAULT_GROUP", "v1"), "publishConfig answered false");
+        publish(c, d, "v1");
         Scenarios.eventually(5000, Scenarios.unchecked(() -> "v1".equals(c.getConfig(d, "DEFAULT_GROUP", 3000)) ? null : "config not readable"));
         String s = id("login");
-        n.registerInstance(s, "127.0.0.1", 19001);
+        register(n, s, 19001);
         Scenarios.eventually(5000, Scenarios.unchecked(() -> n.getAllInstances(s, false).size() == 1 ? null : "instance not listed"));
         n.deregisterInstance(s, "127.0.0.1", 19001);
         Scenarios.check(c.removeConfig(d, "DEFAULT_GROUP"), "removeConfig answered false");
@@ -220,7 +235,7 @@ public final class AuthScenarios {
     Scenarios.Outcome readOnly() throws Exception {
         ConfigService rw = config(user, password);
         String d = id("ro");
-        Scenarios.check(rw.publishConfig(d, "DEFAULT_GROUP", "visible"), "setup publish answered false");
+        publish(rw, d, "visible");
         ConfigService c = config(readUser, readPassword);
         NamingService n = naming(readUser, readPassword);
         Scenarios.eventually(5000, Scenarios.unchecked(() -> "visible".equals(c.getConfig(d, "DEFAULT_GROUP", 3000)) ? null : "config not readable"));
@@ -254,7 +269,7 @@ public final class AuthScenarios {
         });
         // Java registers a subscriber for pushes only when the service
         // exists at its query: one instance first, as apps find it
-        n.registerInstance(watched, "127.0.0.1", 19004);
+        register(n, watched, 19004);
         Scenarios.eventually(5000, Scenarios.unchecked(() -> n.getAllInstances(watched, false).size() == 1 ? null : "watched not listed"));
         List<List<Instance>> events = new CopyOnWriteArrayList<>();
         sub.subscribe(watched, e -> {
@@ -262,8 +277,8 @@ public final class AuthScenarios {
                 events.add(ne.getInstances());
             }
         });
-        n.registerInstance(kept, "127.0.0.1", 19002);
-        Scenarios.check(c.publishConfig(d, "DEFAULT_GROUP", "before"), "publish before answered false");
+        register(n, kept, 19002);
+        publish(c, d, "before");
         String first = changes.poll(15, TimeUnit.SECONDS);
         Scenarios.check("before".equals(first), "listener before expiry got " + first);
 
