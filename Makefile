@@ -82,10 +82,10 @@ conformance-fuzz:
 
 # The attack suite against nacosd with auth on and, when the Java reference
 # can be had, against a Java Nacos 1.4.8 started with auth on, whose answers
-# are logged (security/run.sh; docs/security.md); also the slow-header,
+# are logged (conformance/security/run.sh; docs/security.md); also the slow-header,
 # connection-reserve and three-node auth cases of ./server/.
 security:
-	GO=$(GO) bash security/run.sh
+	GO=$(GO) bash conformance/security/run.sh
 
 # nacosd migrate against a real Java Nacos 1.4.8 on Debian's MariaDB (both
 # installed or unpacked when missing): fill Java through its API, migrate,

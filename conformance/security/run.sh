@@ -6,11 +6,11 @@
 # attack does there; plus the server-level cases (slow headers, the
 # connection reserve, a three-node cluster with auth on). Java's answers are
 # logged ("java: <attack>: REFUSED|WORKS"), never judged, and collected in
-# security/.work/java-verdicts.txt; the run fails only when nacosd lets an
+# conformance/security/.work/java-verdicts.txt; the run fails only when nacosd lets an
 # attack through. docs/security.md records the results.
 set -uo pipefail
-cd "$(dirname "$0")/.."
-work=security/.work
+cd "$(dirname "$0")/../.."
+work=conformance/security/.work
 mkdir -p "$work"
 GO="${GO:-go}"
 
@@ -40,13 +40,13 @@ if [[ -z "${NACOSD_SECURITY_JAVA:-}" ]] && command -v java >/dev/null && home=$(
       kill -0 "$java_pid" 2>/dev/null || break
       sleep 1
     done
-    [[ -n "${NACOSD_SECURITY_JAVA:-}" ]] || echo "security/run.sh: WARNING: the Java reference did not start (see $work/reference.log); nacosd only" >&2
+    [[ -n "${NACOSD_SECURITY_JAVA:-}" ]] || echo "conformance/security/run.sh: WARNING: the Java reference did not start (see $work/reference.log); nacosd only" >&2
   fi
 else
-  echo "security/run.sh: no Java reference here; the attack suite runs against nacosd only" >&2
+  echo "conformance/security/run.sh: no Java reference here; the attack suite runs against nacosd only" >&2
 fi
-$GO test -count=1 -v ./security/ 2>&1 | tee "$work/go-test.log" | grep -aE '^(=== RUN|--- |FAIL|ok|PASS)|java: |nacosd: '
+$GO test -count=1 -v ./conformance/security/ 2>&1 | tee "$work/go-test.log" | grep -aE '^(=== RUN|--- |FAIL|ok|PASS)|java: |nacosd: '
 [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 grep -ao 'java: .*' "$work/go-test.log" >"$work/java-verdicts.txt" 2>/dev/null || true
-[[ -s "$work/java-verdicts.txt" ]] && echo "security/run.sh: Java's answers in $work/java-verdicts.txt" >&2
+[[ -s "$work/java-verdicts.txt" ]] && echo "conformance/security/run.sh: Java's answers in $work/java-verdicts.txt" >&2
 exit "$rc"
