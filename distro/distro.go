@@ -86,7 +86,18 @@ type Request struct {
 // Response is a member's answer.
 type Response struct {
 	Status int
+	Header http.Header
 	Body   []byte
+}
+
+// HeaderStarting marks a nacosd member's answer while it starts (before it
+// serves its API): it holds no lists yet, so a starting peer's load need
+// not wait for it.
+const HeaderStarting = "X-Nacosd-Starting"
+
+// starting reports whether resp is a starting member's answer.
+func starting(resp Response) bool {
+	return resp.Status == http.StatusServiceUnavailable && resp.Header.Get(HeaderStarting) != ""
 }
 
 // Transport sends node-to-node requests with the server headers

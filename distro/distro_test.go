@@ -345,3 +345,46 @@ func TestServiceStatusAsJava(t *testing.T) {
 		t.Fatalf("unknown sender: %v", err)
 	}
 }
+
+// TestLoadOnceStartingPeers: members that are starting themselves (their
+// answer carries HeaderStarting) or refuse the connection hold no lists,
+// so a load among them completes at once; a member that answers something
+// else (or times out) may hold lists and keeps the load pending.
+func TestLoadOnceStartingPeers(t *testing.T) {
+	t.Parallel()
+	startingAnswer := func(Request) (Response, error) {
+		return Response{Status: http.StatusServiceUnavailable, Header: http.Header{HeaderStarting: {"true"}}, Body: []byte("member is starting")}, nil
+	}
+	cases := map[string]struct {
+		answer func(Request) (Response, error)
+		want   bool
+	}{
+		"all starting": {startingAnswer, true},
+		"starting and refused": {func(r Request) (Response, error) {
+			if r.Addr == nodeC {
+				return Response{}, errors.New("dial tcp 127.0.0.1:8868: connect: connection refused")
+			}
+			return startingAnswer(r)
+		}, true},
+		"one times out": {func(r Request) (Response, error) {
+			if r.Addr == nodeC {
+				return Response{}, context.DeadlineExceeded
+			}
+			return startingAnswer(r)
+		}, false},
+		"plain 503": {func(Request) (Response, error) {
+			return Response{Status: http.StatusServiceUnavailable, Body: []byte("busy")}, nil
+		}, false},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			d, _, tr, _ := newDistro(t, nodeA)
+			tr.mu.Lock()
+			tr.answer = tc.answer
+			tr.mu.Unlock()
+			if got := d.LoadOnce(context.Background()); got != tc.want || d.Initialized() != tc.want {
+				t.Fatalf("LoadOnce = %v, initialized %v; want %v", got, d.Initialized(), tc.want)
+			}
+		})
+	}
+}

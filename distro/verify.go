@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nacosd/nacosd/compat"
@@ -215,14 +216,22 @@ func (d *Distro) AllDatums() []byte {
 // LoadOnce asks each other member in turn for every list
 // (GET /v1/ns/distro/datums) and applies the first answer; it reports
 // whether one answered. A starting node calls it before it serves clients,
-// so it does not answer with empty lists while its peers hold data.
+// so it does not answer with empty lists while its peers hold data. When
+// every other member is down (connection refused) or starting itself (its
+// answer carries HeaderStarting), no member holds lists and the load is
+// complete with nothing loaded.
 func (d *Distro) LoadOnce(ctx context.Context) bool {
-	for _, peer := range d.cfg.Members.Others() {
+	others := d.cfg.Members.Others()
+	empty := 0 // members that cannot hold lists
+	for _, peer := range others {
 		if ctx.Err() != nil {
 			return false
 		}
 		resp, err := d.do(ctx, Request{Method: http.MethodGet, Addr: peer, Path: "/v1/ns/distro/datums"})
 		if err != nil {
+			if starting(resp) || refused(err) {
+				empty++
+			}
 			d.log.Debug("distro: load from peer failed", "peer", peer, "err", err)
 			continue
 		}
@@ -234,7 +243,10 @@ func (d *Distro) LoadOnce(ctx context.Context) bool {
 		d.initialized.Store(true)
 		return true
 	}
-	if len(d.cfg.Members.Others()) == 0 {
+	if empty == len(others) {
+		if len(others) > 0 {
+			d.log.Info("distro: every other member is starting or down; nothing to load", "members", len(others))
+		}
 		d.initialized.Store(true)
 		return true
 	}
@@ -277,4 +289,10 @@ func (d *Distro) sleep(wait time.Duration) bool {
 		t.Stop()
 		return false
 	}
+}
+
+// refused reports whether err is a refused connection: nothing listens on
+// the member's port.
+func refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || strings.Contains(strings.ToLower(err.Error()), "connection refused")
 }

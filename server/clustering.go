@@ -273,7 +273,7 @@ type distroTransport struct{ p *cluster.Peers }
 func (t distroTransport) Do(ctx context.Context, r distro.Request) (distro.Response, error) {
 	resp, err := t.p.Do(ctx, cluster.Request{Method: r.Method, Addr: r.Addr, Path: r.Path, Query: r.Query, Header: r.Header,
 		Body: r.Body, Timeout: r.Timeout})
-	return distro.Response{Status: resp.Status, Body: resp.Body}, err
+	return distro.Response{Status: resp.Status, Header: resp.Header, Body: resp.Body}, err
 }
 
 // distroStore adapts the naming registry to distro.Store (keys are

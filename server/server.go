@@ -290,6 +290,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err := s.openCluster(ip, port, raftAddr); err != nil {
 		return fmt.Errorf("server: cluster: %w", err)
 	}
+	var early *handoff
+	if !s.cfg.Standalone { // members starting together answer one another (server/startup.go)
+		early = newHandoff(ln, s.startupResponder(s.members))
+		s.ln = lateListener{early}
+	}
 	rc := raftstore.DefaultConfig()
 	rc.Dir = filepath.Join(s.cfg.DataDir, "raft")
 	rc.NodeID = s.members.SelfAddress()
@@ -406,7 +411,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		headerTimeout = DefaultHeaderTimeout
 	}
 	hardConns, softConns := connLimits(s.cfg.MaxConns)
-	cln := connlimit.Wrap(ln, headerTimeout)
+	cln := connlimit.Wrap(s.ln, headerTimeout)
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
@@ -462,6 +467,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		s.distro.LoadOnce(lctx)
 		cancel()
+	}
+	if early != nil {
+		early.handOver()
 	}
 	s.serve(ctx)
 	s.startClusterLoops(ctx)

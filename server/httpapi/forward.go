@@ -25,6 +25,11 @@ const (
 	// forwarded write; the follower waits for it before relaying the answer,
 	// so a client reads its own write on the node it talks to.
 	HeaderApplied = "X-Nacosd-Applied"
+	// HeaderNotLeader marks the answer to a forwarded write that was
+	// refused before anything was written: the node it reached is no
+	// longer the leader (an election moved the leadership). The follower
+	// then waits for the new leader and sends the write there.
+	HeaderNotLeader = "X-Nacosd-Not-Leader"
 )
 
 // RaftApplied is what forwarding needs of the local CP store.
@@ -78,7 +83,11 @@ func ForwardToLeader(d ForwardDeps) fiber.Handler {
 		if !errors.As(err, &nl) {
 			return err
 		}
-		if forwarded || d.Forward == nil {
+		if forwarded {
+			c.Set(HeaderNotLeader, "true") // nothing was written
+			return noLeader(c)
+		}
+		if d.Forward == nil {
 			return noLeader(c)
 		}
 		leader := nl.LeaderID
@@ -120,6 +129,14 @@ func forward(c *fiber.Ctx, d ForwardDeps, leader string) error {
 	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
 	defer cancel()
 	status, rh, body, err := d.Forward(ctx, leader, c.Method(), string(req.URI().RequestURI()), header, req.Body())
+	if err == nil && rh.Get(HeaderNotLeader) != "" && d.Store != nil {
+		// the leadership moved before the write reached it: once, to the
+		// new leader
+		if next := waitOtherLeader(ctx, d.Store, leader); next != "" {
+			leader = next
+			status, rh, body, err = d.Forward(ctx, leader, c.Method(), string(req.URI().RequestURI()), header, req.Body())
+		}
+	}
 	if err != nil {
 		if d.Logger != nil {
 			d.Logger.Warn("write forward to the raft leader failed", "leader", leader, "path", c.Path(), "err", err)
@@ -140,6 +157,25 @@ func forward(c *fiber.Ctx, d ForwardDeps, leader string) error {
 		}
 	}
 	return c.Status(status).Send(body)
+}
+
+// waitOtherLeader waits up to electionWait for a leader other than old
+// and returns its ID ("" if none came).
+func waitOtherLeader(ctx context.Context, st RaftApplied, old string) string {
+	ctx, cancel := context.WithTimeout(ctx, electionWait)
+	defer cancel()
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if l := st.LeaderID(); l != "" && l != old {
+			return l
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-tick.C:
+		}
+	}
 }
 
 // noLeader answers a CP write that found no leader the way Java's JRaft
