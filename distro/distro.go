@@ -192,10 +192,12 @@ type Distro struct {
 	stats       Stats
 	parser      compat.DatumParser
 
-	tasks  *clock.Schedules
-	ctx    context.Context
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	tasks *clock.Schedules
+	// peerSums is the last checksum round of each member (guarded by mu)
+	peerSums map[string]PeerChecksum
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
 }
 
 type batch struct {

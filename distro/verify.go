@@ -82,9 +82,12 @@ func (d *Distro) OnChecksums(source string, sums map[string]string) {
 
 func (d *Distro) processChecksums(ctx context.Context, source string, sums map[string]string) {
 	var update []string
+	rec := PeerChecksum{At: d.cfg.Clock.Now(), Lists: len(sums)}
+	defer func() { d.recordPeer(source, rec) }()
 	for k, sum := range sums {
 		if d.Responsible(keyService(k)) {
 			d.log.Warn("distro: received the checksum of a key this node owns; round aborted", "key", k, "source", source)
+			rec.Aborted = true
 			return
 		}
 		if local, ok := d.cfg.Store.Checksum(k); !ok || local != sum {
@@ -103,6 +106,7 @@ func (d *Distro) processChecksums(ctx context.Context, source string, sums map[s
 		return
 	}
 	slices.Sort(update)
+	rec.Differing = len(update)
 	d.stats.ChecksumMismatches.Add(int64(len(update)))
 	body, _ := json.Marshal(map[string]string{"keys": strings.Join(update, ",")})
 	resp, err := d.do(ctx, Request{Method: http.MethodGet, Addr: source, Path: "/v1/ns/distro/datum", Header: jsonHeader(), Body: body})
@@ -110,13 +114,57 @@ func (d *Distro) processChecksums(ctx context.Context, source string, sums map[s
 		if ctx.Err() == nil {
 			d.log.Warn("distro: fetch of changed lists failed", "source", source, "keys", len(update), "err", err)
 		}
+		rec.FetchFailed = true
 		return
 	}
 	n, err := d.applyPayload(resp.Body)
 	if err != nil {
 		d.log.Warn("distro: bad datum payload", "source", source, "err", err)
+		rec.FetchFailed = true
 	}
 	d.stats.KeysFetched.Add(int64(n))
+}
+
+// PeerChecksum is the outcome of the last checksum round a member sent
+// this node: when, how many lists it named, how many differed here (and
+// were fetched from it), and whether the round failed.
+type PeerChecksum struct {
+	At          time.Time
+	Lists       int
+	Differing   int
+	FetchFailed bool // the differing lists could not be fetched
+	Aborted     bool // the round named a list this node owns (membership views differ)
+}
+
+func (d *Distro) recordPeer(source string, rec PeerChecksum) {
+	d.mu.Lock()
+	if d.peerSums == nil {
+		d.peerSums = map[string]PeerChecksum{}
+	}
+	d.peerSums[source] = rec
+	d.mu.Unlock()
+}
+
+// PeerChecksums returns, per member, the last checksum round it sent this
+// node (the console's checksum health).
+func (d *Distro) PeerChecksums() map[string]PeerChecksum {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]PeerChecksum, len(d.peerSums))
+	for k, v := range d.peerSums {
+		out[k] = v
+	}
+	return out
+}
+
+// OwnedCounts returns how many of the instance lists held here each
+// healthy member owns (the console's Distro column).
+func (d *Distro) OwnedCounts() map[string]int {
+	out := map[string]int{}
+	for _, k := range d.cfg.Store.Keys() {
+		out[d.MapSrv(keyService(k))]++
+	}
+	return out
 }
 
 // applyPayload applies a datum map (a verify fetch or the start-up load);

@@ -353,3 +353,46 @@ func TestClusterDeleteRightAfterPublish(t *testing.T) {
 		return nil
 	})
 }
+
+// TestClusterConsoleDistroColumns: the console's cluster page shows, on
+// every member, each member's share of the instance lists and the outcome
+// of its last checksum round (in sync once the rounds ran).
+func TestClusterConsoleDistroColumns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
+	servertest.WaitMembersUp(t, nodes)
+	for k := range 6 {
+		if r := register(t, nodes[k%3], "cluster.console."+strconv.Itoa(k), "10.4.0.1", 80, true); r.Status != 200 {
+			t.Fatalf("register: %d %s", r.Status, r.Body)
+		}
+	}
+	servertest.Eventually(t, 15*time.Second, func() error {
+		r := nodes[0].Do("GET", "/nacos/v1/console/cluster/nodes", nil, nil, nil)
+		var v struct {
+			Nodes []struct {
+				Address, DistroRole, ChecksumHealth string
+				Self                                bool
+			}
+		}
+		if err := json.Unmarshal([]byte(r.Body), &v); err != nil || len(v.Nodes) != 3 {
+			return fmt.Errorf("cluster nodes: %d %s", r.Status, r.Body)
+		}
+		total := 0
+		for _, n := range v.Nodes {
+			var owned, held int
+			if _, err := fmt.Sscanf(n.DistroRole, "owns %d of %d lists", &owned, &held); err != nil || held != 6 {
+				return fmt.Errorf("%s distroRole %q", n.Address, n.DistroRole)
+			}
+			total += owned
+			if !n.Self && !strings.HasPrefix(n.ChecksumHealth, "in sync") {
+				return fmt.Errorf("%s checksumHealth %q", n.Address, n.ChecksumHealth)
+			}
+		}
+		if total != 6 {
+			return fmt.Errorf("owned lists add up to %d", total)
+		}
+		return nil
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/cluster"
+	"github.com/nacosd/nacosd/server/console"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
 )
@@ -336,3 +337,23 @@ var _ httpapi.Distro = (*distro.Distro)(nil)
 // IsRaftLeader reports whether this node leads the raft group (tests, the
 // console).
 func (s *Server) IsRaftLeader() bool { return s.store.IsLeader() }
+
+// distroView is the console's Distro columns: each member's share of the
+// instance lists held here and its last checksum round.
+func (s *Server) distroView() map[string]console.DistroView {
+	owned := s.distro.OwnedCounts()
+	held := 0
+	for _, n := range owned {
+		held += n
+	}
+	out := map[string]console.DistroView{}
+	for _, a := range s.members.Addresses() {
+		out[a] = console.DistroView{Owned: owned[a], Held: held}
+	}
+	for a, pc := range s.distro.PeerChecksums() {
+		v := out[a]
+		v.LastRound, v.Lists, v.Differing, v.FetchFailed, v.Aborted = pc.At, pc.Lists, pc.Differing, pc.FetchFailed, pc.Aborted
+		out[a] = v
+	}
+	return out
+}

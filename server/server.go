@@ -461,7 +461,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Status: s.status, SysLoad: sysLoad, Distro: httpapi.DistroDeps{Distro: s.distro, Standalone: s.cfg.Standalone,
 			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
-		Raft: s.raftStatus, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
+		Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
 	s.ln = cln             // counted, first-byte deadline (server/limits.go)
 	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)

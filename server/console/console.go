@@ -33,6 +33,9 @@ type Deps struct {
 	Hub         *live.Hub
 	// Raft reports the CP group status of this node.
 	Raft func() RaftStatus
+	// Distro reports this node's Distro view of each member (cluster
+	// mode; nil: no Distro columns).
+	Distro func() map[string]DistroView
 	// AuthEnabled reports nacos.core.auth.enabled (nil: off).
 	AuthEnabled func() bool
 	Logger      *slog.Logger
