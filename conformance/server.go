@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -97,14 +98,14 @@ func (s *Server) URL(path string) string {
 // FreePort returns a free TCP port p on 127.0.0.1 such that p-1000 is free
 // too (nacosd and Java Nacos 1.4 both bind raft on port-1000).
 func FreePort() (int, error) {
-	for i := 0; i < 50; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
+	for i := 0; i < 200; i++ {
+		// below the kernel's ephemeral range (32768-60999 here): a port
+		// from that range, free when picked, can become the source port of
+		// one of the suite's many outgoing connections before its server
+		// binds it (a Spring app then failed with "Port … already in use")
+		p := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
 		if err != nil {
-			return 0, fmt.Errorf("conformance: free port: %w", err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		if p <= 2000 {
-			l.Close()
 			continue
 		}
 		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p-1000))
@@ -117,6 +118,9 @@ func FreePort() (int, error) {
 	}
 	return 0, errors.New("conformance: no free port pair found")
 }
+
+// The range FreePort picks from (the raft port p-1000 stays above 10000).
+const freePortLow, freePortHigh = 11000, 32000
 
 // NewNacosd describes a nacosd process from the binary bin keeping its data
 // in dataDir. Call Start to run it.
