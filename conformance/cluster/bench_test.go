@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"compress/gzip"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +18,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/distro"
 )
 
 // TestClusterBench measures a three-node cluster on this machine (make
@@ -186,7 +187,7 @@ func visibility(t *testing.T, c *cluster, n int) (vis, push []time.Duration) {
 	lost, proxied := 0, 0
 	for i, k := 0, 0; i < n; k++ {
 		svc := "bench.vis." + strconv.Itoa(k)
-		owner := responsible(t, at, svc)
+		owner := responsible(c, svc)
 		if owner == seen.addr() {
 			continue
 		}
@@ -230,19 +231,16 @@ func visibility(t *testing.T, c *cluster, n int) (vis, push []time.Duration) {
 	return vis, push
 }
 
-// responsible is GET /operator/distro/server: the member owning svc.
-func responsible(t *testing.T, n *node, svc string) string {
-	r, err := do(n, "GET", "/nacos/v1/ns/operator/distro/server", url.Values{"serviceName": {"DEFAULT_GROUP@@" + svc}}, nil)
-	if err != nil || r.status != 200 {
-		t.Fatalf("distro/server: %v %+v", err, r)
+// responsible is the member owning svc by Java's Distro hash over the
+// sorted member list (all members are healthy here): the service does not
+// exist yet, so /operator/distro/server cannot be asked.
+func responsible(c *cluster, svc string) string {
+	addrs := make([]string, len(c.nodes))
+	for i, n := range c.nodes {
+		addrs[i] = n.addr()
 	}
-	var who struct {
-		ResponsibleServer string `json:"responsibleServer"`
-	}
-	if err := json.Unmarshal([]byte(r.body), &who); err != nil {
-		t.Fatalf("distro/server: %v %s", err, r.body)
-	}
-	return who.ResponsibleServer
+	slices.Sort(addrs)
+	return addrs[distro.Hash("DEFAULT_GROUP@@"+svc)%len(addrs)]
 }
 
 func pct(d []time.Duration, p int) time.Duration {
