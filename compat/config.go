@@ -124,19 +124,29 @@ func CheckTenant(tenant string) error {
 // content): NacosException(400) → 500 on the packaged server. maxContent <= 0
 // means ConfigMaxContent.
 func CheckConfigParams(dataID, group, content string, maxContent int) error {
+	return checkConfig(dataID, group, content, maxContent, false)
+}
+
+// CheckConfigWrite is CheckConfigParams for a write: it also refuses a
+// dataId or group longer than the config_info columns (data_id
+// varchar(255), group_id varchar(128)), where Java answers true and loses
+// the write (Derby's truncation error is only logged). Reads and deletes
+// are not checked, as in Java (a longer key is simply not there).
+func CheckConfigWrite(dataID, group, content string, maxContent int) error {
+	return checkConfig(dataID, group, content, maxContent, true)
+}
+
+func checkConfig(dataID, group, content string, maxContent int, write bool) error {
 	if JavaIsBlank(dataID) || !ConfigIsValid(JavaTrim(dataID)) {
 		return configNacos("invalid dataId : " + dataID)
 	}
 	if JavaIsBlank(group) || !ConfigIsValid(group) {
 		return configNacos("invalid group : " + group)
 	}
-	// the config_info columns (data_id varchar(255), group_id
-	// varchar(128)): Java answers true to a longer one and loses the write
-	// (Derby's truncation error is only logged); nacosd refuses it
-	if UTF16Len(dataID) > ConfigMaxDataIDLen {
+	if write && UTF16Len(dataID) > ConfigMaxDataIDLen {
 		return configNacos("too long dataId, over " + strconv.Itoa(ConfigMaxDataIDLen))
 	}
-	if UTF16Len(group) > ConfigMaxGroupLen {
+	if write && UTF16Len(group) > ConfigMaxGroupLen {
 		return configNacos("too long group, over " + strconv.Itoa(ConfigMaxGroupLen))
 	}
 	if JavaIsBlank(content) {

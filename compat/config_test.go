@@ -327,3 +327,23 @@ func TestReadImportZipErrors(t *testing.T) {
 		t.Errorf("v1 unrecognized: %+v %v", arc, err)
 	}
 }
+
+// TestConfigLengthsOnWritesOnly: a dataId or group longer than its
+// config_info column is refused on a write and simply not found on a read
+// (Java reads a longer key as absent; make conformance-fuzz found nacosd
+// answering a read with the write's error).
+func TestConfigLengthsOnWritesOnly(t *testing.T) {
+	long := strings.Repeat("g", ConfigMaxGroupLen+1)
+	if err := CheckConfigParams("d", long, "content", 0); err != nil {
+		t.Fatalf("read of a long group: %v", err)
+	}
+	if err := CheckConfigWrite("d", long, "x", 0); err == nil || !strings.Contains(err.Error(), "too long group") {
+		t.Fatalf("write of a long group: %v", err)
+	}
+	if err := CheckConfigWrite(strings.Repeat("d", ConfigMaxDataIDLen+1), "g", "x", 0); err == nil || !strings.Contains(err.Error(), "too long dataId") {
+		t.Fatalf("write of a long dataId: %v", err)
+	}
+	if err := CheckConfigWrite("d", "g", "x", 0); err != nil {
+		t.Fatalf("write: %v", err)
+	}
+}

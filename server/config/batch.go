@@ -43,7 +43,7 @@ type BatchItem struct {
 func (s *Service) BatchInsert(ctx context.Context, tenant string, items []BatchItem, policy Policy, srcUser *string, srcIP string) (compat.ImportResult, error) {
 	var res compat.ImportResult
 	for i, it := range items {
-		if err := compat.CheckConfigParams(it.DataID, it.Group, it.Content, s.cfg.MaxContent); err != nil {
+		if err := compat.CheckConfigWrite(it.DataID, it.Group, it.Content, s.cfg.MaxContent); err != nil {
 			return res, err
 		}
 		typ := ""

@@ -146,7 +146,7 @@ func (s *Service) checkImport(set *ImportSet) (string, error) {
 		} else if d != dataID || g != group || t != tenant {
 			return compat.IllegalArgument("import: every record of a set must have the same dataId, group and tenant")
 		}
-		return compat.CheckConfigParams(d, g, content, s.cfg.MaxContent)
+		return compat.CheckConfigWrite(d, g, content, s.cfg.MaxContent)
 	}
 	if in := set.Info; in != nil {
 		if err := same(in.DataID, in.Group, in.Tenant, in.Content); err != nil {

@@ -31,7 +31,7 @@ func (s *Service) CheckPublish(r *PublishRequest) error {
 	if err := compat.CheckTenant(r.Tenant); err != nil {
 		return err
 	}
-	if err := compat.CheckConfigParams(r.DataID, r.Group, r.Content, s.cfg.MaxContent); err != nil {
+	if err := compat.CheckConfigWrite(r.DataID, r.Group, r.Content, s.cfg.MaxContent); err != nil {
 		return err
 	}
 	if err := compat.CheckTag(r.Tag); err != nil {

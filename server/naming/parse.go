@@ -25,8 +25,10 @@ func ParseMetadata(raw string) (map[string]string, error) {
 		return m, nil
 	}
 	m := map[string]string{}
-	for _, item := range strings.Split(raw, ",") {
-		kv := strings.Split(item, "=")
+	// String.split drops trailing empty strings: "," has no entries and
+	// "a=1," one, "a=b=" is a=b, "a=" fails
+	for _, item := range compat.JavaSplit(raw, ",") {
+		kv := compat.JavaSplit(item, "=")
 		if len(kv) != 2 {
 			return nil, compat.ErrMetadataFormat(raw)
 		}
