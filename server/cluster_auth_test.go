@@ -27,16 +27,7 @@ func authCluster(t *testing.T) []*servertest.Node {
 			ServerIdentityKey: clusterIdentKey, ServerIdentityValue: clusterIdentVal}
 	}
 	nodes := servertest.StartCluster(t, cfgs)
-	servertest.Eventually(t, 20*time.Second, func() error {
-		for _, n := range nodes {
-			for _, m := range n.Members() {
-				if m.State != "UP" {
-					return fmt.Errorf("%s sees %s %s", n.Self().Address(), m.Address(), m.State)
-				}
-			}
-		}
-		return nil
-	})
+	servertest.WaitMembersUp(t, nodes)
 	return nodes
 }
 

@@ -79,16 +79,7 @@ func TestClusterThreeNodes(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
-	servertest.Eventually(t, 15*time.Second, func() error {
-		for _, n := range nodes {
-			for _, m := range n.Members() {
-				if m.State != "UP" {
-					return fmt.Errorf("%s sees %s %s", n.Self().Address(), m.Address(), m.State)
-				}
-			}
-		}
-		return nil
-	})
+	servertest.WaitMembersUp(t, nodes)
 
 	svc := "cluster.svc"
 	owner, other := ownerOf(t, nodes, svc)
@@ -194,6 +185,7 @@ func TestClusterMetrics(t *testing.T) {
 		cfgs[i].Ops.ExposePrometheus = true
 	}
 	nodes := servertest.StartCluster(t, cfgs)
+	servertest.WaitMembersUp(t, nodes)
 	register(t, nodes[0], "metrics.svc", "10.2.0.1", 80, true)
 	servertest.Eventually(t, 10*time.Second, func() error {
 		r := nodes[1].Do("GET", "/nacos/actuator/prometheus", nil, nil, nil)
@@ -214,6 +206,7 @@ func TestClusterPushAcrossNodes(t *testing.T) {
 		t.Skip("cluster test")
 	}
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
+	servertest.WaitMembersUp(t, nodes)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)

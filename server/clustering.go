@@ -338,6 +338,10 @@ var _ httpapi.Distro = (*distro.Distro)(nil)
 // console).
 func (s *Server) IsRaftLeader() bool { return s.store.IsLeader() }
 
+// RaftLeaderID is the member address of the raft leader this node knows
+// ("" during an election).
+func (s *Server) RaftLeaderID() string { return s.store.LeaderID() }
+
 // distroView is the console's Distro columns: each member's share of the
 // instance lists held here and its last checksum round.
 func (s *Server) distroView() map[string]console.DistroView {

@@ -72,8 +72,11 @@ type Config struct {
 	// by default the first change of a quiet service is pushed at once and
 	// later ones are coalesced into one push per second.
 	JavaPushTiming bool
-	// FastRaft shortens raft timings (tests).
-	FastRaft bool
+	// FastRaft shortens raft timings (tests): 50 ms, or RaftTimeout when
+	// set (several nodes on a loaded machine, the race detector on, need
+	// more to keep a leader).
+	FastRaft    bool
+	RaftTimeout time.Duration
 	// ClusterTimings shortens the cluster protocols' periods (tests); zero
 	// fields mean the defaults.
 	ClusterTimings ClusterTimings
@@ -325,7 +328,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
 	}
 	if s.cfg.FastRaft {
-		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = 50*time.Millisecond, 50*time.Millisecond, 50*time.Millisecond, 5*time.Millisecond
+		d := 50 * time.Millisecond
+		if s.cfg.RaftTimeout > 0 {
+			d = s.cfg.RaftTimeout
+		}
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = d, d, d, 5*time.Millisecond
 	}
 	if s.store, err = raftstore.Open(rc); err != nil {
 		return fmt.Errorf("server: open raft store: %w", err)

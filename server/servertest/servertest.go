@@ -159,6 +159,7 @@ func ClusterConfigs(t testing.TB, n int) []server.Config {
 		cfg.Standalone = false
 		cfg.Port = ports[i]
 		cfg.NacosServers = addrs
+		cfg.RaftTimeout = 300 * time.Millisecond // 50 ms lost the leader every few 100 ms under -race on 2 cores
 		cfg.ClusterTimings = server.ClusterTimings{ReportDelay: 50 * time.Millisecond, ReportInterval: 100 * time.Millisecond,
 			SyncDelay: 20 * time.Millisecond, VerifyInterval: 300 * time.Millisecond, LoadWait: time.Second,
 			BootstrapWait: time.Second}
@@ -201,16 +202,24 @@ func StartCluster(t testing.TB, cfgs []server.Config) []*Node {
 }
 
 // WaitMembersUp waits until every node sees every node UP (the members have
-// reported to each other, so they agree on the owners of services).
+// reported to each other, so they agree on the owners of services) and
+// every node knows the same raft leader (a fresh cluster answers its first
+// requests before its first election ends).
 func WaitMembersUp(t testing.TB, nodes []*Node) {
 	t.Helper()
 	Eventually(t, 20*time.Second, func() error {
+		leader := ""
 		for _, n := range nodes {
 			for _, m := range n.Members() {
 				if m.State != "UP" {
 					return fmt.Errorf("%s sees %s %s", n.Self().Address(), m.Address(), m.State)
 				}
 			}
+			l := n.RaftLeaderID()
+			if l == "" || (leader != "" && l != leader) {
+				return fmt.Errorf("%s knows raft leader %q (others %q)", n.Self().Address(), l, leader)
+			}
+			leader = l
 		}
 		return nil
 	})
