@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -19,6 +18,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/nacosd/nacosd/server/servertest"
 )
 
 // The Java test needs Debian's mariadb-server and the Java Nacos 1.4.8
@@ -36,15 +37,9 @@ func requireJava(t *testing.T) string {
 	return home
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// freePort is a free port p (p-1000 free too, for raft) below the
+// ephemeral range.
+func freePort(t *testing.T) int { return servertest.FreePortPair(t, "127.0.0.1") }
 
 func lookBin(t *testing.T, name string) string {
 	t.Helper()

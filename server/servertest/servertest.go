@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -119,14 +120,13 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 // port of a Nacos member) is free too.
 func FreePortPair(t testing.TB, ip string) int {
 	t.Helper()
-	for range 200 {
-		l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	for range 500 {
+		// below the kernel's ephemeral range (32768-60999): a port from
+		// it, free when picked, can become the source port of an outgoing
+		// connection of a parallel test before the node binds it
+		p := 11000 + rand.IntN(21000)
+		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p)))
 		if err != nil {
-			t.Fatal(err)
-		}
-		p := l.Addr().(*net.TCPAddr).Port
-		if p < 2000 {
-			l.Close()
 			continue
 		}
 		r, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p-1000)))

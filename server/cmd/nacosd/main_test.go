@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -19,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/server/servertest"
 )
 
 func noEnv(string) (string, bool) { return "", false }
@@ -44,15 +45,9 @@ func TestRejectsBadFlags(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
+// freePort is a free port p (p-1000 free too, for raft) below the
+// ephemeral range.
+func freePort(t *testing.T) int { return servertest.FreePortPair(t, "127.0.0.1") }
 
 type proc struct {
 	cmd  *exec.Cmd
