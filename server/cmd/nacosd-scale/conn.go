@@ -1,0 +1,114 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/valyala/fasthttp"
+)
+
+// hconn is one keep-alive HTTP/1.1 connection carrying one request at a
+// time: pre-built request bytes out, fasthttp's response parser in. It costs
+// far less per request than net/http, so the server, not the client, is
+// what a figure measures. Not pipelined: nacosd's fasthttp (v1.51 with
+// ReduceMemoryUsage) loses the answers to pipelined requests.
+type hconn struct {
+	conn net.Conn
+	br   *bufio.Reader
+	resp fasthttp.Response
+}
+
+func dial(addr string) (*hconn, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	return &hconn{conn: c, br: bufio.NewReaderSize(c, 16<<10)}, nil
+}
+
+// do sends req and reads its answer into h.resp.
+func (h *hconn) do(req []byte) (*fasthttp.Response, error) {
+	if err := h.write(req); err != nil {
+		return nil, err
+	}
+	return h.read()
+}
+
+func (h *hconn) write(req []byte) error {
+	if _, err := h.conn.Write(req); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	return nil
+}
+
+func (h *hconn) read() (*fasthttp.Response, error) {
+	h.resp.Reset()
+	if err := h.resp.Read(h.br); err != nil {
+		return nil, fmt.Errorf("read answer: %w", err)
+	}
+	return &h.resp, nil
+}
+
+func (h *hconn) close() { _ = h.conn.Close() }
+
+// request builds raw request bytes; body may be empty.
+func request(method, uri, contentType string, extra map[string]string, body []byte) []byte {
+	b := fmt.Appendf(nil, "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nUser-Agent: Nacos-Java-Client:v1.4.8\r\n", method, uri)
+	if contentType != "" {
+		b = fmt.Appendf(b, "Content-Type: %s\r\n", contentType)
+	}
+	for k, v := range extra {
+		b = fmt.Appendf(b, "%s: %s\r\n", k, v)
+	}
+	b = fmt.Appendf(b, "Content-Length: %d\r\n\r\n", len(body))
+	return append(b, body...)
+}
+
+// doAll sends reqs over conns parallel connections and returns the number
+// of non-200 answers with the first of them.
+func doAll(addr string, reqs [][]byte, conns int) (bad int, first string, err error) {
+	type res struct {
+		bad   int
+		first string
+		err   error
+	}
+	ch := make(chan res, conns)
+	for k := range conns {
+		go func() {
+			var r res
+			h, err := dial(addr)
+			if err != nil {
+				ch <- res{err: err}
+				return
+			}
+			defer h.close()
+			for i := k; i < len(reqs); i += conns {
+				resp, err := h.do(reqs[i])
+				if err != nil {
+					r.err = err
+					break
+				}
+				if resp.StatusCode() != 200 {
+					r.bad++
+					if r.first == "" {
+						r.first = fmt.Sprintf("%d %s", resp.StatusCode(), resp.Body())
+					}
+				}
+			}
+			ch <- r
+		}()
+	}
+	for range conns {
+		r := <-ch
+		bad += r.bad
+		if first == "" {
+			first = r.first
+		}
+		if err == nil {
+			err = r.err
+		}
+	}
+	return bad, first, err
+}

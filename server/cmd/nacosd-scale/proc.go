@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// server is a nacosd process started with a fresh data directory.
+type server struct {
+	cmd     *exec.Cmd
+	addr    string
+	dir     string
+	started time.Duration // process start to first answer
+}
+
+// startNacosd runs bin (nacosd) on 127.0.0.1:port with a fresh data dir.
+func startNacosd(bin string, port int, stderr io.Writer) (*server, error) {
+	dir, err := os.MkdirTemp("", "nacosd-scale-")
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	cmd := exec.Command(bin, "-port", strconv.Itoa(port), "-host", "127.0.0.1", "-ip", "127.0.0.1",
+		"-data-dir", dir, "-raft-addr", fmt.Sprintf("127.0.0.1:%d", port-1000), "-log-level", "error")
+	cmd.Stdout, cmd.Stderr = stderr, stderr
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("start %s: %w", bin, err)
+	}
+	s := &server{cmd: cmd, addr: addr, dir: dir}
+	url := "http://" + addr + "/nacos/v1/console/health/readiness"
+	for time.Since(t0) < 30*time.Second {
+		if r, err := http.Get(url); err == nil {
+			_ = r.Body.Close()
+			if r.StatusCode == 200 {
+				s.started = time.Since(t0)
+				return s, nil
+			}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	s.stop()
+	return nil, errors.New("nacosd not ready after 30s")
+}
+
+func (s *server) stop() {
+	if s.cmd.Process != nil {
+		_ = s.cmd.Process.Kill()
+		_, _ = s.cmd.Process.Wait()
+	}
+	_ = os.RemoveAll(s.dir)
+}
+
+func (s *server) pid() int { return s.cmd.Process.Pid }
+
+// rssMiB reads VmRSS of pid.
+func rssMiB(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			f := strings.Fields(l)
+			kb, _ := strconv.ParseFloat(f[1], 64)
+			return kb / 1024
+		}
+	}
+	return -1
+}
+
+// cpuSeconds is utime+stime of pid (clock ticks of 10 ms).
+func cpuSeconds(pid int) float64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+2:]))
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100
+}
+
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	return strings.Join(f[:3], " ")
+}
+
+// waitLoad waits up to max for the 1-minute load average to drop to limit.
+func waitLoad(limit float64, max time.Duration, log io.Writer) {
+	deadline := time.Now().Add(max)
+	for {
+		l, _ := strconv.ParseFloat(strings.Fields(loadAvg())[0], 64)
+		if l <= limit || time.Now().After(deadline) {
+			return
+		}
+		fmt.Fprintf(log, "load %.2f > %.1f, waiting\n", l, limit)
+		time.Sleep(5 * time.Second)
+	}
+}
+
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("address %q: %w", addr, err)
+	}
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("refusing a non-loopback target %s", addr)
+	}
+	return nil
+}
+
+func probe(url string) bool {
+	c := http.Client{Timeout: time.Second}
+	r, err := c.Get(url)
+	if err != nil {
+		return false
+	}
+	_ = r.Body.Close()
+	return r.StatusCode == 200
+}
