@@ -18,6 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$(pwd)
+. server/cmd/nacosd-load/benchdoc.sh
 log() { echo "wrk.sh: $*" >&2; }
 
 scripts=${NACOSD_WRK_SCRIPTS:-}
@@ -60,14 +61,6 @@ stop_server() {
 }
 trap 'stop_server; rm -rf "$work"' EXIT
 
-load1() { cut -d' ' -f1 /proc/loadavg; }
-wait_load() { # the machine is shared: wait up to a minute for load <= 2
-  for _ in $(seq 12); do
-    awk -v l="$(load1)" 'BEGIN { exit !(l > 2) }' || return 0
-    log "load $(load1) > 2, waiting"
-    sleep 5
-  done
-}
 
 # start_server NAME: a fresh process and data dir; sets pid, port, started_ms.
 start_server() {
@@ -76,17 +69,17 @@ start_server() {
   t0=$(date +%s%N)
   case $name in
     java)
-      port=18849
+      port=$(./bin/nacosd-scale freeport)
       NACOS_REFERENCE_HOME=$java_home NACOS_REFERENCE_WORK=$d \
         bash javatest/reference/run.sh $port >"$d/out.log" 2>&1 &
       url="http://127.0.0.1:$port/nacos/v1/console/health/readiness" ;;
     nacosd)
-      port=18848
+      port=$(./bin/nacosd-scale freeport)
       ./bin/nacosd -port $port -host 127.0.0.1 -ip 127.0.0.1 -data-dir "$d/data" \
         -raft-addr 127.0.0.1:$((port - 1000)) -log-level error >"$d/out.log" 2>&1 &
       url="http://127.0.0.1:$port/nacos/v1/console/health/readiness" ;;
     ceiling)
-      port=18080
+      port=$(./bin/nacosd-scale freeport)
       ./bin/nacosd-ceiling -addr 127.0.0.1:$port >"$d/out.log" 2>&1 &
       url="http://127.0.0.1:$port/" ;;
   esac
@@ -94,6 +87,7 @@ start_server() {
   started_ms=$(./bin/nacosd-scale wait -url "$url" -since "$t0") || { log "$name did not answer; log:"; tail -20 "$d/out.log" >&2; exit 1; }
 }
 
+machine=$(machine_line)
 rows="$work/rows"
 : >"$rows"
 for name in $servers; do
@@ -119,10 +113,8 @@ for name in $servers; do
 done
 
 # Render the section.
-cpu=$(awk -F': ' '/model name/ {print $2; exit}' /proc/cpuinfo)
 sec="$work/section.md"
-awk -v date="$(date -u '+%Y-%m-%d %H:%M UTC')" -v nproc="$(nproc)" -v kern="$(uname -r)" -v cpu="$cpu" \
-    -v dur="$dur" -v servers="$servers" -v endload="$(cut -d' ' -f1-3 /proc/loadavg)" '
+awk -v machine="$machine" -v dur="$dur" -v servers="$servers" -v endload="$(cut -d' ' -f1-3 /proc/loadavg)" '
 function fmt(n,   s, i) { n = sprintf("%.0f", n); s = ""; while (length(n) > 3) { s = " " substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) }; return n s }
 function ratio(a, b) { return (b > 0 && a > 0) ? sprintf("%.2f×", a / b) : "—" }
 { rps[$1, $2] = $3; p50[$1, $2] = $4; p99[$1, $2] = $5; bad[$1, $2] = $6; rss[$1, $2] = $7; st[$1, $2] = $8
@@ -135,7 +127,7 @@ END {
   title["java"] = "Java 1.4.8"; title["nacosd"] = "nacosd"; title["ceiling"] = "ceiling (fasthttp \"ok\")"
   print "## HTTP side by side (issue 13)"
   print ""
-  print "Written by `make bench` (`server/cmd/nacosd-load/wrk.sh`) on " date "; machine: " nproc " CPUs (" cpu "), Linux " kern "."
+  print "Written by `make bench` (`server/cmd/nacosd-load/wrk.sh`) on " machine "."
   print "One server at a time, a fresh process and data directory per workload, `wrk -t1 -c32 -d" dur " --latency -s ../shared/bench/wrk/WORKLOAD.lua`"
   print "(list reads 100 services × 100 instances and config get 100 keys of 1 KB, preloaded by `nacosd-scale preload`). The machine is shared:"
   print "the load average (1/5/15 min) before each run is in the second table. Replaced on every run."
@@ -168,12 +160,7 @@ END {
   print ""
 }' "$rows" >"$sec"
 
-awk -v f="$sec" -v start="## HTTP side by side (issue 13)" '
-  $0 == start { while ((getline l < f) > 0) print l; done = 1; skip = 1; next }
-  skip && /^## / { skip = 0 }
-  !skip { print }
-  END { if (!done) { print ""; while ((getline l < f) > 0) print l } }' "$doc" >"$work/doc.md"
-cp "$work/doc.md" "$doc"
+replace_section "$doc" "HTTP side by side (issue 13)" "$sec"
 log "wrote the section of $doc"
 
 awk '{ r[$1, $2] = $3 } END {

@@ -54,7 +54,7 @@ func run(args []string, out, log io.Writer) error {
 	fs := flag.NewFlagSet("nacosd-scale "+what, flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.bin, "nacosd", "bin/nacosd", "nacosd binary to start")
-	fs.IntVar(&o.port, "port", 28848, "HTTP port for the nacosd started (raft: port-1000)")
+	fs.IntVar(&o.port, "port", 0, "HTTP port for the nacosd started (raft: port-1000); 0: a free one")
 	fs.StringVar(&o.addr, "addr", "127.0.0.1:8848", "server address (preload, holders child)")
 	fs.DurationVar(&o.duration, "d", 5*time.Minute, "beats: how long to keep the instances beating")
 	fs.IntVar(&o.instances, "instances", 100000, "beats: ephemeral instances")
@@ -78,7 +78,17 @@ func run(args []string, out, log io.Writer) error {
 	if err := checkLoopback(o.addr); err != nil && what != "wait" {
 		return err
 	}
+	if o.port == 0 {
+		p, err := freePort()
+		if err != nil {
+			return err
+		}
+		o.port = p
+	}
 	switch what {
+	case "freeport":
+		_, err := fmt.Fprintln(out, o.port)
+		return err
 	case "wait":
 		return waitFirst(o.url, o.since, out)
 	case "preload":

@@ -20,6 +20,7 @@ type server struct {
 	addr    string
 	dir     string
 	started time.Duration // process start to first answer
+	exited  chan struct{}
 }
 
 // startNacosd runs bin (nacosd) on 127.0.0.1:port with a fresh data dir.
@@ -37,9 +38,16 @@ func startNacosd(bin string, port int, stderr io.Writer) (*server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("start %s: %w", bin, err)
 	}
-	s := &server{cmd: cmd, addr: addr, dir: dir}
+	s := &server{cmd: cmd, addr: addr, dir: dir, exited: make(chan struct{})}
+	go func() { _ = cmd.Wait(); close(s.exited) }()
 	url := "http://" + addr + "/nacos/v1/console/health/readiness"
 	for time.Since(t0) < 30*time.Second {
+		select {
+		case <-s.exited:
+			_ = os.RemoveAll(dir)
+			return nil, fmt.Errorf("nacosd exited before answering (port %d taken?)", port)
+		default:
+		}
 		if r, err := http.Get(url); err == nil {
 			_ = r.Body.Close()
 			if r.StatusCode == 200 {
@@ -54,10 +62,8 @@ func startNacosd(bin string, port int, stderr io.Writer) (*server, error) {
 }
 
 func (s *server) stop() {
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-		_, _ = s.cmd.Process.Wait()
-	}
+	_ = s.cmd.Process.Kill()
+	<-s.exited
 	_ = os.RemoveAll(s.dir)
 }
 
@@ -133,4 +139,26 @@ func probe(url string) bool {
 	}
 	_ = r.Body.Close()
 	return r.StatusCode == 200
+}
+
+// freePort returns a port p of 127.0.0.1 with p and p-1000 (raft) free.
+func freePort() (int, error) {
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return 0, fmt.Errorf("free port: %w", err)
+		}
+		p := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if p < 2000 {
+			continue
+		}
+		r, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p-1000))
+		if err != nil {
+			continue
+		}
+		_ = r.Close()
+		return p, nil
+	}
+	return 0, errors.New("free port: none found")
 }
