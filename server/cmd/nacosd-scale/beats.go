@@ -136,7 +136,7 @@ type monitor struct {
 	bad     map[string]bool
 	missing int // most instances missing in one check
 	checks  int
-	note   string
+	note    string
 }
 
 func (m *monitor) run(addr string, svcs, n int, stop <-chan struct{}) error {
