@@ -16,11 +16,11 @@ import (
 // that none was marked unhealthy or removed.
 func beats(o options, out, log io.Writer) error {
 	loadBefore := loadAvg()
-	s, err := startNacosd(o.bin, o.port, log)
+	s, _, done, err := fresh(o, log)
 	if err != nil {
 		return err
 	}
-	defer s.stop()
+	defer done()
 	n, svcs := o.instances, o.services
 	ip := func(i int) string { return fmt.Sprintf("11.%d.%d.%d", (i>>16)&255, (i>>8)&255, i&255) }
 	regs := make([][]byte, n)

@@ -35,16 +35,11 @@ func listenReq(entries string, timeout time.Duration) []byte {
 // are held, publishes the key once and reports when the last was answered.
 func holders(o options, out, log io.Writer) error {
 	loadBefore := loadAvg()
-	s, err := startNacosd(o.bin, o.port, log)
+	s, h, cleanup, err := fresh(o, log)
 	if err != nil {
 		return err
 	}
-	defer s.stop()
-	h, err := dial(s.addr)
-	if err != nil {
-		return err
-	}
-	defer h.close()
+	defer cleanup()
 	if r, err := h.do(publishReq(holdKey, holdGroup, "v: 1")); err != nil || r.StatusCode() != 200 {
 		return fmt.Errorf("holders: first publish: %v", err)
 	}

@@ -23,11 +23,11 @@ type wake struct {
 // listener's answer, counting every client woken that should not have been.
 func listeners(o options, out, log io.Writer) error {
 	loadBefore := loadAvg()
-	s, err := startNacosd(o.bin, o.port, log)
+	s, _, done, err := fresh(o, log)
 	if err != nil {
 		return err
 	}
-	defer s.stop()
+	defer done()
 	key := func(i int) string { return fmt.Sprintf("scale-l-%d.yaml", i) }
 	content := map[int]string{}
 	reqs := make([][]byte, o.keys)

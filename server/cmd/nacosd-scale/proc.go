@@ -61,6 +61,18 @@ func startNacosd(bin string, port int, stderr io.Writer) (*server, error) {
 	return nil, errors.New("nacosd not ready after 30s")
 }
 
+// fresh starts nacosd and opens one connection to it; stop ends both.
+func fresh(o options, log io.Writer) (s *server, h *hconn, stop func(), err error) {
+	if s, err = startNacosd(o.bin, o.port, log); err != nil {
+		return nil, nil, nil, err
+	}
+	if h, err = dial(s.addr); err != nil {
+		s.stop()
+		return nil, nil, nil, err
+	}
+	return s, h, func() { h.close(); s.stop() }, nil
+}
+
 func (s *server) stop() {
 	_ = s.cmd.Process.Kill()
 	<-s.exited

@@ -84,16 +84,11 @@ func lastRefTime(b []byte) string {
 // to the last ack and the resends.
 func pushFanout(o options, out, log io.Writer) error {
 	loadBefore := loadAvg()
-	s, err := startNacosd(o.bin, o.port, log)
+	s, h, done, err := fresh(o, log)
 	if err != nil {
 		return err
 	}
-	defer s.stop()
-	h, err := dial(s.addr)
-	if err != nil {
-		return err
-	}
-	defer h.close()
+	defer done()
 	register := func(i int) error {
 		r, err := h.do(request("POST", fmt.Sprintf("/nacos/v1/ns/instance?serviceName=DEFAULT_GROUP%%40%%40scale.push&ip=10.9.0.%d&port=8080&ephemeral=false", i), "", nil, nil))
 		if err != nil {
