@@ -94,11 +94,15 @@ for name in $servers; do
   for w in register beat list cfgget cfgpub; do
     wait_load
     start_server "$name"
-    case $w in
-      list) ./bin/nacosd-scale preload -addr 127.0.0.1:$port -set instances ;;
-      cfgget) ./bin/nacosd-scale preload -addr 127.0.0.1:$port -set configs ;;
-    esac
     la=$(cut -d' ' -f1-3 /proc/loadavg)
+    set=""
+    case $w in list) set=instances ;; cfgget) set=configs ;; esac
+    if [[ -n "$set" ]] && ! ./bin/nacosd-scale preload -addr 127.0.0.1:$port -set $set; then
+      log "$name $w: preload failed; no figure"
+      stop_server
+      echo "$name $w 0 - - 0 0 $started_ms $la" >>"$rows"
+      continue
+    fi
     out=$(wrk -t1 -c32 -d"$dur" --latency -s "$scripts/$w.lua" "http://127.0.0.1:$port" 2>&1)
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     p50=$(awk '$1 == "50%" {print $2}' <<<"$out")

@@ -15,25 +15,44 @@ import (
 // what a figure measures. Not pipelined: nacosd's fasthttp (v1.51 with
 // ReduceMemoryUsage) loses the answers to pipelined requests.
 type hconn struct {
-	conn net.Conn
+	addr string
+	conn net.Conn // nil after the server asked to close
 	br   *bufio.Reader
 	resp fasthttp.Response
 }
 
 func dial(addr string) (*hconn, error) {
-	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
-	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
-	}
-	return &hconn{conn: c, br: bufio.NewReaderSize(c, 16<<10)}, nil
+	h := &hconn{addr: addr}
+	return h, h.redial()
 }
 
-// do sends req and reads its answer into h.resp.
+func (h *hconn) redial() error {
+	c, err := net.DialTimeout("tcp", h.addr, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("dial %s: %w", h.addr, err)
+	}
+	h.conn, h.br = c, bufio.NewReaderSize(c, 16<<10)
+	return nil
+}
+
+// do sends req and reads its answer into h.resp. It reconnects when the
+// server closed the connection (Tomcat closes a keep-alive connection
+// after 100 requests, answering the last with "Connection: close").
 func (h *hconn) do(req []byte) (*fasthttp.Response, error) {
+	if h.conn == nil {
+		if err := h.redial(); err != nil {
+			return nil, err
+		}
+	}
 	if err := h.write(req); err != nil {
 		return nil, err
 	}
-	return h.read()
+	r, err := h.read()
+	if err == nil && r.ConnectionClose() {
+		_ = h.conn.Close()
+		h.conn = nil
+	}
+	return r, err
 }
 
 func (h *hconn) write(req []byte) error {
@@ -51,7 +70,11 @@ func (h *hconn) read() (*fasthttp.Response, error) {
 	return &h.resp, nil
 }
 
-func (h *hconn) close() { _ = h.conn.Close() }
+func (h *hconn) close() {
+	if h.conn != nil {
+		_ = h.conn.Close()
+	}
+}
 
 // request builds raw request bytes; body may be empty.
 func request(method, uri, contentType string, extra map[string]string, body []byte) []byte {
