@@ -37,8 +37,20 @@ func (h *hconn) redial() error {
 
 // do sends req and reads its answer into h.resp. It reconnects when the
 // server closed the connection (Tomcat closes a keep-alive connection
-// after 100 requests, answering the last with "Connection: close").
+// after 100 requests, answering the last with "Connection: close"; both
+// servers close one idle for 20 s) and then sends req once more: every
+// request sent here may be repeated.
 func (h *hconn) do(req []byte) (*fasthttp.Response, error) {
+	r, err := h.try(req)
+	if err != nil {
+		h.close()
+		h.conn = nil
+		r, err = h.try(req)
+	}
+	return r, err
+}
+
+func (h *hconn) try(req []byte) (*fasthttp.Response, error) {
 	if h.conn == nil {
 		if err := h.redial(); err != nil {
 			return nil, err
@@ -49,7 +61,7 @@ func (h *hconn) do(req []byte) (*fasthttp.Response, error) {
 	}
 	r, err := h.read()
 	if err == nil && r.ConnectionClose() {
-		_ = h.conn.Close()
+		h.close()
 		h.conn = nil
 	}
 	return r, err

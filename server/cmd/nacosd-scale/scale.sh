@@ -19,10 +19,10 @@ $GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
 
 machine=$(machine_line)
 rows=$(mktemp)
-trap 'rm -f "$rows" "$rows.sec"' EXIT
+trap 'rm -f "$rows" "$rows.sec" "$rows.err"' EXIT
 for m in $only; do
   case $m in
-    beats) args=(beats -instances 100000 -services 1000 -period 5s -c 100 -d "$dur") ;;
+    beats) args=(beats -instances 100000 -services 1000 -period 5s -c 500 -d "$dur") ;;
     holders) args=(holders -holders 19000) ;;
     push) args=(push -subs 5000 -loss 0.05) ;;
     listeners) args=(listeners -keys 10000 -clients 1000 -publishes 300) ;;
@@ -30,7 +30,10 @@ for m in $only; do
   esac
   wait_load
   echo "scale.sh: bin/nacosd-scale ${args[*]}" >&2
-  row=$(./bin/nacosd-scale "${args[@]}")
+  if ! row=$(./bin/nacosd-scale "${args[@]}" 2>"$rows.err"); then
+    row="| $m | | **failed**: $(tail -1 "$rows.err" | tr '|' '/') | $(cut -d' ' -f1-3 /proc/loadavg) |"
+  fi
+  cat "$rows.err" >&2
   echo "$row" >&2
   echo "${row} \`bin/nacosd-scale ${args[*]}\` |" >>"$rows"
 done
