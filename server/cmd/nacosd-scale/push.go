@@ -7,8 +7,10 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -155,13 +157,14 @@ func pushFanout(o options, out, log io.Writer) error {
 		acked                  int
 		p50, p99, last         time.Duration
 		received, dropped, ack int64
+		kernelDrops            int64 // RcvbufErrors of the whole machine
 	}
 	do := func(i int, loss float64, wait time.Duration) (round, error) {
 		f.loss.Store(uint64(loss * 1e6))
 		for _, sub := range f.subs {
 			sub.firstAck.Store(0)
 		}
-		r0, d0, a0 := f.received.Load(), f.dropped.Load(), f.acks.Load()
+		r0, d0, a0, k0 := f.received.Load(), f.dropped.Load(), f.acks.Load(), udpRcvbufErrors()
 		start := time.Now()
 		if err := register(i); err != nil {
 			return round{}, err
@@ -183,7 +186,7 @@ func pushFanout(o options, out, log io.Writer) error {
 		time.Sleep(time.Second) // late duplicates
 		slices.Sort(times)
 		return round{loss: loss, acked: len(times), p50: pct(times, 50), p99: pct(times, 99), last: pct(times, 100),
-			received: f.received.Load() - r0, dropped: f.dropped.Load() - d0, ack: f.acks.Load() - a0}, nil
+			received: f.received.Load() - r0, dropped: f.dropped.Load() - d0, ack: f.acks.Load() - a0, kernelDrops: udpRcvbufErrors() - k0}, nil
 	}
 	clean, err := do(2, 0, 15*time.Second)
 	if err != nil {
@@ -195,11 +198,38 @@ func pushFanout(o options, out, log io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "| (c) push fan-out | one service, %d UDP subscribers on 127.0.0.1 (subscribed through instance/list in %s, re-polled every 4 s), acking as the Java client; "+
-		"change = register a persistent instance | no loss: %d of %d acked, ack p50 %s, p99 %s, **last ack %s** after the change, %d datagrams (%d resends); "+
-		"%.0f %% dropped by the subscribers: %d of %d acked, last ack %s, %d datagrams received, %d dropped, **%d resends**, %d never acked (given up after one resend, as Java's MaxRetry) ; RSS %.0f MiB | %s → %s |\n",
+		"change = register a persistent instance | no loss: %d of %d acked, ack p50 %s, p99 %s, **last ack %s** after the change, %d datagrams (%d resends), %d UDP receive-buffer drops on the machine; "+
+		"%.0f %% dropped by the subscribers: %d of %d acked, last ack %s, %d datagrams received, %d dropped, **%d resends**, %d UDP receive-buffer drops on the machine, %d never acked (given up after one resend, as Java's MaxRetry) ; RSS %.0f MiB | %s → %s |\n",
 		len(f.subs), subTook.Round(time.Millisecond),
-		clean.acked, len(f.subs), ms(clean.p50), ms(clean.p99), ms(clean.last), clean.received, clean.received-int64(len(f.subs)),
-		o.loss*100, lossy.acked, len(f.subs), ms(lossy.last), lossy.received, lossy.dropped, lossy.received-int64(len(f.subs)), len(f.subs)-lossy.acked,
+		clean.acked, len(f.subs), ms(clean.p50), ms(clean.p99), ms(clean.last), clean.received, clean.received-int64(len(f.subs)), clean.kernelDrops,
+		o.loss*100, lossy.acked, len(f.subs), ms(lossy.last), lossy.received, lossy.dropped, lossy.received-int64(len(f.subs)), lossy.kernelDrops, len(f.subs)-lossy.acked,
 		rssMiB(s.pid()), loadBefore, loadAvg())
 	return nil
+}
+
+// udpRcvbufErrors is the kernel's count of UDP datagrams dropped for a full
+// socket receive buffer (/proc/net/snmp), for every socket of the machine.
+func udpRcvbufErrors() int64 {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return -1
+	}
+	var names []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "Udp:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if n == "RcvbufErrors" && i < len(f) {
+				v, _ := strconv.ParseInt(f[i], 10, 64)
+				return v
+			}
+		}
+	}
+	return -1
 }
