@@ -44,6 +44,7 @@ type options struct {
 	since     int64
 	md5       string
 	timeout   time.Duration
+	pprof     string
 }
 
 func run(args []string, out, log io.Writer) error {
@@ -70,6 +71,7 @@ func run(args []string, out, log io.Writer) error {
 	fs.StringVar(&o.set, "set", "instances", "preload: instances or configs")
 	fs.StringVar(&o.url, "url", "", "wait: URL to poll")
 	fs.Int64Var(&o.since, "since", 0, "wait: start time of the server, Unix ns")
+	fs.StringVar(&o.pprof, "pprof", "", "serve the started nacosd's pprof profiles on this loopback address (-pprof-addr)")
 	fs.StringVar(&o.md5, "md5", "", "holders child: md5 the holders send")
 	fs.DurationVar(&o.timeout, "timeout", 120*time.Second, "holders child: Long-Pulling-Timeout")
 	if err := fs.Parse(args[1:]); err != nil {

@@ -24,14 +24,14 @@ type server struct {
 }
 
 // startNacosd runs bin (nacosd) on 127.0.0.1:port with a fresh data dir.
-func startNacosd(bin string, port int, stderr io.Writer) (*server, error) {
+func startNacosd(bin string, port int, pprofAddr string, stderr io.Writer) (*server, error) {
 	dir, err := os.MkdirTemp("", "nacosd-scale-")
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	cmd := exec.Command(bin, "-port", strconv.Itoa(port), "-host", "127.0.0.1", "-ip", "127.0.0.1",
-		"-data-dir", dir, "-raft-addr", fmt.Sprintf("127.0.0.1:%d", port-1000), "-log-level", "error")
+		"-data-dir", dir, "-raft-addr", fmt.Sprintf("127.0.0.1:%d", port-1000), "-log-level", "error", "-pprof-addr", pprofAddr)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	t0 := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -63,7 +63,7 @@ func startNacosd(bin string, port int, stderr io.Writer) (*server, error) {
 
 // fresh starts nacosd and opens one connection to it; stop ends both.
 func fresh(o options, log io.Writer) (s *server, h *hconn, stop func(), err error) {
-	if s, err = startNacosd(o.bin, o.port, log); err != nil {
+	if s, err = startNacosd(o.bin, o.port, o.pprof, log); err != nil {
 		return nil, nil, nil, err
 	}
 	if h, err = dial(s.addr); err != nil {
