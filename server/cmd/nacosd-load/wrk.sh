@@ -118,11 +118,11 @@ done
 
 # Render the section.
 sec="$work/section.md"
-awk -v machine="$machine" -v dur="$dur" -v servers="$servers" -v endload="$(cut -d' ' -f1-3 /proc/loadavg)" '
+awk -v machine="$machine" -v ncpu="$(nproc)" -v dur="$dur" -v servers="$servers" -v endload="$(cut -d' ' -f1-3 /proc/loadavg)" '
 function fmt(n,   s, i) { n = sprintf("%.0f", n); s = ""; while (length(n) > 3) { s = " " substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) }; return n s }
 function ratio(a, b) { return (b > 0 && a > 0) ? sprintf("%.2f×", a / b) : "—" }
 { rps[$1, $2] = $3; p50[$1, $2] = $4; p99[$1, $2] = $5; bad[$1, $2] = $6; rss[$1, $2] = $7; st[$1, $2] = $8
-  la[$1, $2] = $9 " " $10 " " $11; has[$1] = 1 }
+  la[$1, $2] = $9 " " $10 " " $11; has[$1] = 1; if ($9 + 0 > maxload) maxload = $9 + 0 }
 END {
   split("register beat list cfgget cfgpub", W, " ")
   name["register"] = "register"; name["beat"] = "beat (full beat JSON)"; name["list"] = "instance/list (100 hosts)"
@@ -136,6 +136,8 @@ END {
   print "(list reads 100 services × 100 instances and config get 100 keys of 1 KB, preloaded by `nacosd-scale preload`). The machine is shared:"
   print "the load average (1/5/15 min) before each run is in the second table. Replaced on every run."
   print ""
+  if (maxload > ncpu) { print "**Measured under load: the 1-minute load average reached " maxload " on " ncpu " CPUs before these runs (other work shared"
+    print "the machine), so the figures are lower bounds and noisy, the Java ones most (a cold JVM starved of CPU); compare ratios within one run.**"; print "" }
   h = "| workload |"; s = "|---|"
   for (i = 1; i <= 3; i++) if (S[i] in has) { h = h " " title[S[i]] " |"; s = s "---|" }
   h = h " nacosd/Java | nacosd/ceiling |"; s = s "---|---|"
