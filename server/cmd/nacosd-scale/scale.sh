@@ -22,7 +22,7 @@ rows=$(mktemp)
 trap 'rm -f "$rows" "$rows.sec" "$rows.err"' EXIT
 for m in $only; do
   case $m in
-    beats) args=(beats -instances 100000 -services 1000 -period 5s -c 500 -d "$dur") ;;
+    beats) args=(beats -instances 100000 -services 1000 -period 5s -c 100 -d "$dur") ;;
     holders) args=(holders -holders 19000) ;;
     holders18k) args=(holders -holders 18000) ;; # below the 5 % reserve of a 20 000 limit
     push) args=(push -subs 5000 -loss 0.05) ;;
