@@ -119,19 +119,6 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
-// waitLoad waits up to max for the 1-minute load average to drop to limit.
-func waitLoad(limit float64, max time.Duration, log io.Writer) {
-	deadline := time.Now().Add(max)
-	for {
-		l, _ := strconv.ParseFloat(strings.Fields(loadAvg())[0], 64)
-		if l <= limit || time.Now().After(deadline) {
-			return
-		}
-		fmt.Fprintf(log, "load %.2f > %.1f, waiting\n", l, limit)
-		time.Sleep(5 * time.Second)
-	}
-}
-
 func checkLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
