@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -33,7 +34,13 @@ func newSDKNamingClient(t *testing.T, n *servertest.Node) naming_client.INamingC
 	})
 	host, portS, _ := net.SplitHostPort(n.HTTPAddr())
 	port, _ := strconv.ParseUint(portS, 10, 64)
-	dir := t.TempDir()
+	// not t.TempDir: the client writes its cache files from its own
+	// goroutines after the test (nacos-sdk-go v1 cannot be stopped)
+	dir, err := os.MkdirTemp("", "nacosd-sdk-naming-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	cc := constant.ClientConfig{TimeoutMs: 5000, NotLoadCacheAtStart: true, LogDir: dir + "/log", CacheDir: dir + "/cache",
 		LogLevel: "warn", UpdateCacheWhenEmpty: true, Username: "nacos", Password: "nacos"} // log in, as apps with a username configured do
 	sc := []constant.ServerConfig{{IpAddr: host, Port: port, ContextPath: "/nacos"}}

@@ -2,6 +2,7 @@ package httpapi_test
 
 import (
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -31,7 +32,14 @@ func serveCfg(t *testing.T, e *cfgEnv) uint64 {
 
 func newSDKConfigClient(t *testing.T, port uint64, namespace string) config_client.IConfigClient {
 	t.Helper()
-	dir := t.TempDir()
+	// not t.TempDir: the client keeps writing its cache files from its own
+	// goroutines after the test (nacos-sdk-go v1 cannot be stopped), which
+	// made TempDir's cleanup fail with "directory not empty"
+	dir, err := os.MkdirTemp("", "nacosd-sdk-config-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
 	cc := constant.ClientConfig{TimeoutMs: 5000, NamespaceId: namespace, NotLoadCacheAtStart: true,
 		LogDir: dir + "/log", CacheDir: dir + "/cache", LogLevel: "warn"}
 	sc := []constant.ServerConfig{{IpAddr: "127.0.0.1", Port: port, ContextPath: "/nacos"}}
