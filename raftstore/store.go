@@ -138,7 +138,17 @@ func (s *Store) open() error {
 		return fmt.Errorf("raftstore: listen %s: %w", cfg.BindAddr, err)
 	}
 	s.stream = stream
-	trans := raft.NewNetworkTransportWithLogger(stream, 3, 10*time.Second, hl.Named("transport"))
+	// MaxRPCsInFlight 1: no pipelined replication. With raft's default (2)
+	// the pipeline's channels are unbuffered, and when a follower answers
+	// an AppendEntries with Success=false the pipeline's decoder exits while
+	// the sender can still park on its next send: replication to that
+	// follower stops for good while its heartbeats go on (so it never
+	// calls an election), and the leader's shutdown hangs
+	// (hashicorp/raft#612; seen here as a hung raft shutdown in a cluster
+	// test). Synchronous replication batches as well on a LAN
+	// (hashicorp/raft#541).
+	trans := raft.NewNetworkTransportWithConfig(&raft.NetworkTransportConfig{Stream: stream, MaxPool: 3,
+		Timeout: 10 * time.Second, Logger: hl.Named("transport"), MaxRPCsInFlight: 1})
 	s.trans = trans
 
 	rc := raft.DefaultConfig()

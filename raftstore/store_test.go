@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/raft"
 )
 
 func TestPutGetDeleteScan(t *testing.T) {
@@ -474,5 +476,21 @@ func TestConfigValidate(t *testing.T) {
 				t.Fatalf("Validate = %v, want %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestNoPipelinedReplication: the transport replicates synchronously. With
+// raft's pipelining a follower answering Success=false can leave the
+// leader's pipeline parked for good (replication to that follower stops
+// while its heartbeats go on; the leader's shutdown hangs: hashicorp/raft#612).
+func TestNoPipelinedReplication(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t)
+	p, err := s.trans.AppendEntriesPipeline("other", "127.0.0.1:1")
+	if !errors.Is(err, raft.ErrPipelineReplicationNotSupported) {
+		if p != nil {
+			_ = p.Close()
+		}
+		t.Fatalf("AppendEntriesPipeline: %v, want ErrPipelineReplicationNotSupported", err)
 	}
 }
