@@ -212,10 +212,10 @@ func TestConformance(t *testing.T) {
 	var cluster *Server
 	if MainRunnersEnabled(enabled) && os.Getenv("NACOSD_CONFORMANCE_CLUSTER") != "0" {
 		cluster = NewNacosdCluster(bin, filepath.Join(work, "cluster"), ClusterSize, logger)
+		t.Cleanup(func() { cluster.Stop() }) // also the members that started when another did not
 		if err := cluster.Start(ctx, 2*time.Minute); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { cluster.Stop() })
 	}
 	var wg sync.WaitGroup
 	for _, s := range servers {
