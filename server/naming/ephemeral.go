@@ -18,8 +18,9 @@ type Replicator interface {
 	Responsible(groupedService string) bool
 	// EphemeralChanged is called, outside any registry lock, after a local
 	// write changed the ephemeral instance list of a service (register,
-	// deregister, expiry). Health flips are not list changes (Java keeps
-	// them in memory and reconciles them by the service status sync).
+	// deregister, expiry) and after the owner's beat check flipped an
+	// instance's health (Java leaves those to its checksum and status
+	// rounds; nacosd sends them at once).
 	EphemeralChanged(namespaceID, groupedService string)
 }
 

@@ -685,7 +685,7 @@ func (r *Registry) Sweep(now time.Time) {
 				s.acquire(ms)
 			}
 		}
-		changed, removed := false, false
+		changed := false
 		for key, o := range s.ephemeral {
 			if o.Marked {
 				continue
@@ -698,7 +698,7 @@ func (r *Registry) Sweep(now time.Time) {
 			if !r.cfg.DisableExpiry && ms-o.LastBeat > o.IPDeleteTimeout() {
 				delete(s.ephemeral, key)
 				s.datumRemove(key)
-				changed, removed = true, true
+				changed = true
 				r.log.Info("instance expired", "service", s.meta.Name, "ip", o.IP, "port", o.Port)
 			}
 		}
@@ -708,8 +708,10 @@ func (r *Registry) Sweep(now time.Time) {
 		s.mu.Unlock()
 		if changed {
 			r.changed(ref.ns, ref.name)
-		}
-		if removed {
+			// health flips too: Java leaves them to the checksum and
+			// status rounds (up to 5 s more before the other members list
+			// the instance unhealthy); the owner's datum is the truth, so
+			// it goes out at once
 			r.ephemeralChanged(ref.ns, ref.name)
 		}
 	}
