@@ -215,6 +215,55 @@ public final class Scenarios {
         return naming(namespace, "main");
     }
 
+    /**
+     * Returns one naming client per server address of the target, each given that address only
+     * (created once per process). With a single address that is the main client.
+     */
+    List<NamingService> members(String namespace) throws Exception {
+        String[] addrs = server.split(",");
+        if (addrs.length == 1) {
+            return Collections.singletonList(naming(namespace));
+        }
+        List<NamingService> l = new ArrayList<>();
+        for (String a : addrs) {
+            String key = namespace + "/member " + a.trim();
+            NamingService n = namingClients.get(key);
+            if (n == null) {
+                Properties p = props(namespace);
+                p.setProperty(PropertyKeyConst.SERVER_ADDR, a.trim());
+                n = NacosFactory.createNamingService(p);
+                namingClients.put(key, n);
+            }
+            l.add(n);
+        }
+        return l;
+    }
+
+    /**
+     * Waits (polling, up to timeoutMs) until every server address of the target lists the ports of
+     * service s (DEFAULT_GROUP), and returns how long that took. A client given all cluster
+     * addresses sends each query to a random member; an ephemeral instance reaches the members
+     * other than its owner by Distro replication (about 1 s later on Java Nacos), so a scenario
+     * that reads the same service several times once waits here for the instance to be everywhere.
+     * On a single node it ends at the first read. Fails when some member never lists them.
+     */
+    long visibleEverywhere(String namespace, String s, long timeoutMs, int... ports) throws Exception {
+        List<NamingService> ms = members(namespace);
+        String[] addrs = server.split(",");
+        return eventually(timeoutMs, unchecked(() -> {
+            for (int k = 0; k < ms.size(); k++) {
+                List<Instance> l = ms.get(k).getAllInstances(s, false);
+                for (int p : ports) {
+                    if (l.stream().noneMatch(i -> i.getPort() == p)) {
+                        return (ms.size() == 1 ? "" : addrs[k].trim() + " ") + "lists " + describe(l)
+                                + ", not port " + p;
+                    }
+                }
+            }
+            return null;
+        }));
+    }
+
     ConfigService config(String namespace) throws Exception {
         ConfigService c = NacosFactory.createConfigService(props(namespace));
         closers.add(() -> shutDown(c));
@@ -452,7 +501,9 @@ public final class Scenarios {
         Instance zero = inst("127.0.0.1", 18095);
         zero.setWeight(0);
         n.registerInstance(s, zero);
-        long ms = eventually(5000, unchecked(() -> {
+        // The reads below go to random members: the instances must be on every one first.
+        long visible = visibleEverywhere(null, s, 5000, 18087, 18095);
+        long ms = visible + eventually(5000, unchecked(() -> {
             // The server drops disabled instances from instance/list (naming-v1.md);
             // the client drops weight-0 ones from selectInstances(healthy=true).
             List<Instance> all = n.getAllInstances(s, false);
