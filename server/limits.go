@@ -1,6 +1,10 @@
 package server
 
 import (
+	"io"
+	"net"
+	"net/http"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -36,6 +40,18 @@ func connLimits(maxConns int) (hard, soft int) {
 	}
 	soft = hard - max(16, hard/20)
 	return hard, max(1, soft)
+}
+
+// refuseConn answers a connection over the hard limit as fasthttp answers
+// one over its Concurrency (Server.writeFastError), and the listener closes
+// it. fasthttp's own limit only counts the connections it serves; held
+// long polls have left it (server/httpapi/held.go).
+func refuseConn(c net.Conn) {
+	const msg = "The connection cannot be served because Server.Concurrency limit exceeded"
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nDate: "+
+		time.Now().UTC().Format(http.TimeFormat)+"\r\nContent-Type: text/plain\r\nContent-Length: "+
+		strconv.Itoa(len(msg))+"\r\n\r\n"+msg)
 }
 
 // shedLoad answers 503 (Spring's /error JSON, "Connection: close") to

@@ -419,6 +419,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	}
 	hardConns, softConns := connLimits(s.cfg.MaxConns)
 	cln := connlimit.Wrap(s.ln, headerTimeout)
+	// fasthttp's Concurrency does not count held long polls: the listener
+	// caps every open connection (server/limits.go)
+	cln.SetMax(hardConns, refuseConn)
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
@@ -462,7 +465,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	httpapi.MountCore(root, s, s)
 	httpapi.MountActuator(root, s.actuator())
 	httpapi.MountMigrate(root, s.config, s.auth)
-	httpapi.MountConfig(root, s.config, s.log.With("component", "config"))
+	// held long polls leave fasthttp until answered (server/httpapi/held.go)
+	httpapi.MountConfigWith(root, httpapi.ConfigDeps{Service: s.config, Logger: s.log.With("component", "config"), Server: s.app.Server()})
 	httpapi.MountAuth(root, s.auth)
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad, Distro: httpapi.DistroDeps{Distro: s.distro, Standalone: s.cfg.Standalone,

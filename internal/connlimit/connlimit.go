@@ -18,6 +18,10 @@ type Listener struct {
 	// HTTP server sets its own once the first byte arrived, so a
 	// connection that never sends anything is closed after it.
 	firstByte time.Duration
+	// max, when set, is the most connections open at once: one accepted
+	// beyond it is handed to refuse and closed.
+	max    int64
+	refuse func(net.Conn)
 }
 
 // Wrap returns a counting listener; firstByte (0: none) bounds the wait for
@@ -26,9 +30,26 @@ func Wrap(l net.Listener, firstByte time.Duration) *Listener {
 	return &Listener{Listener: l, firstByte: firstByte}
 }
 
+// SetMax caps the open connections at max (0: no cap): a connection
+// accepted while max are open is passed to refuse (which may write an
+// answer; nil: none) and closed, and Accept waits for the next. Call it
+// before the first Accept. The HTTP server's own limit counts only the
+// connections it is serving, not those a handler took over (held long
+// polls), so this is what keeps the descriptors below the process limit.
+func (l *Listener) SetMax(max int, refuse func(net.Conn)) {
+	l.max, l.refuse = int64(max), refuse
+}
+
 // Accept accepts and counts a connection until it is closed.
 func (l *Listener) Accept() (net.Conn, error) {
 	c, err := l.Listener.Accept()
+	for err == nil && l.max > 0 && l.open.Load() >= l.max {
+		if l.refuse != nil {
+			l.refuse(c)
+		}
+		_ = c.Close()
+		c, err = l.Listener.Accept()
+	}
 	if err != nil {
 		return nil, err
 	}

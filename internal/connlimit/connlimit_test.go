@@ -52,3 +52,56 @@ func TestCounts(t *testing.T) {
 		t.Fatalf("open at end %d", l.Open())
 	}
 }
+
+func TestMax(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Wrap(ln, 0)
+	defer l.Close()
+	refused := make(chan struct{}, 1)
+	l.SetMax(1, func(c net.Conn) {
+		_, _ = c.Write([]byte("no"))
+		refused <- struct{}{}
+	})
+	got := make(chan net.Conn, 2)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			got <- c
+		}
+	}()
+	a, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	first := <-got
+	b, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	<-refused
+	buf := make([]byte, 8)
+	_ = b.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if n, _ := b.Read(buf); string(buf[:n]) != "no" {
+		t.Fatalf("refused connection read %q", buf[:n])
+	}
+	first.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	select {
+	case s := <-got: // below the cap again
+		s.Close()
+	case <-time.After(5 * time.Second):
+		t.Fatal("not accepted below the cap")
+	}
+}

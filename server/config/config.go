@@ -127,6 +127,7 @@ type Service struct {
 	retention   clock.Timer
 	retentionMu sync.Mutex
 	closed      bool
+	onClose     []func() // OnClose hooks, under retentionMu
 }
 
 // item holds the live variants of one group key. The pointed-to records are
@@ -191,11 +192,34 @@ func (s *Service) Close() error {
 		if s.retention != nil {
 			s.retention.Stop()
 		}
+		hooks := s.onClose
+		s.onClose = nil
 		s.retentionMu.Unlock()
 		s.polls.closeAll()
+		for _, f := range hooks {
+			f()
+		}
 	})
 	return nil
 }
+
+// OnClose registers f to run at the end of Close, once every long-poll
+// holder was released (at once when Close already ran). The HTTP layer
+// waits there for the answers of holders it keeps without a goroutine.
+func (s *Service) OnClose(f func()) {
+	s.retentionMu.Lock()
+	if !s.closed {
+		s.onClose = append(s.onClose, f)
+		s.retentionMu.Unlock()
+		return
+	}
+	s.retentionMu.Unlock()
+	f()
+}
+
+// Closing reports that Close was called: a long poll answered now is
+// answered because the service stops.
+func (s *Service) Closing() bool { return s.shut.Load() }
 
 // reloadLocked rebuilds the whole cache from the store (start, snapshot
 // restore).

@@ -35,7 +35,11 @@ type Poll struct {
 	state   atomic.Int32 // 0 waiting, 1 finished
 	result  []compat.ChangedKey
 	timer   clock.Timer
-	timerMu sync.Mutex
+	timerMu sync.Mutex // guards timer, after and answered
+	after   func()     // AfterDone's f
+	// answered is set once result is final (after state, which only
+	// reserves the right to answer).
+	answered bool
 }
 
 // Done is closed when the answer is ready.
@@ -43,6 +47,20 @@ func (p *Poll) Done() <-chan struct{} { return p.done }
 
 // Result returns the changed keys once Done is closed (nil: none).
 func (p *Poll) Result() []compat.ChangedKey { return p.result }
+
+// AfterDone arranges for f to run in a goroutine of its own once the
+// answer is ready (at once when it already is), so a caller can hold a
+// poll without a goroutine blocked on Done. At most one f per Poll.
+func (p *Poll) AfterDone(f func()) {
+	p.timerMu.Lock()
+	if !p.answered {
+		p.after = f
+		p.timerMu.Unlock()
+		return
+	}
+	p.timerMu.Unlock()
+	go f()
+}
 
 // Cancel releases the holder (the client went away); Done closes.
 func (p *Poll) Cancel() { p.p.finish(p, nil) }
@@ -295,8 +313,14 @@ func (p *Poll) finishDetached(result []compat.ChangedKey) {
 	if p.timer != nil {
 		p.timer.Stop()
 	}
+	p.answered = true
+	f := p.after
+	p.after = nil
 	p.timerMu.Unlock()
 	close(p.done)
+	if f != nil {
+		go f()
+	}
 }
 
 // changed wakes every holder of gk with exactly that key (no MD5 re-check,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
+	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
@@ -18,8 +19,29 @@ import (
 
 // MountConfig registers the config API (/v1/cs/*, config-v1.md) and the
 // console namespaces (/v1/console/namespaces) on r, the context-path group.
+// A held long poll blocks its handler (fiber's app.Test); a served node
+// uses MountConfigWith.
 func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
+	MountConfigWith(r, ConfigDeps{Service: s, Logger: log})
+}
+
+// ConfigDeps are the collaborators of the config API.
+type ConfigDeps struct {
+	Service *config.Service
+	Logger  *slog.Logger
+	// Server, when set, is the fasthttp server of r's app: a held long
+	// poll then leaves it until answered (held.go), costing no goroutine.
+	// MountConfigWith sets its KeepHijackedConns.
+	Server *fasthttp.Server
+}
+
+// MountConfigWith is MountConfig with its collaborators.
+func MountConfigWith(r fiber.Router, d ConfigDeps) {
+	s, log := d.Service, d.Logger
 	h := &configHandlers{s: s, log: log}
+	if d.Server != nil {
+		h.held = newHeldPolls(d.Server, s)
+	}
 	routes := []struct {
 		method, path string
 		fn           fiber.Handler
@@ -60,8 +82,9 @@ func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
 }
 
 type configHandlers struct {
-	s   *config.Service
-	log *slog.Logger
+	s    *config.Service
+	log  *slog.Logger
+	held *heldPolls // nil: a held poll blocks its handler
 }
 
 // wrap gives every /v1/cs response NacosWebFilter's
@@ -651,6 +674,15 @@ func (h *configHandlers) listen(c *fiber.Ctx) error {
 		}
 		poll := h.s.Listen(config.ListenRequest{Entries: entries, IP: clientIP(c), Tag: strings.Clone(tag),
 			AppName: strings.Clone(c.Get("Client-AppName")), Timeout: timeout, NoHangup: noHangup})
+		if h.held != nil {
+			select {
+			case <-poll.Done(): // answered already: answer here
+			default:
+				if h.held.hold(c, poll) {
+					return nil // answered by held.go once poll is done
+				}
+			}
+		}
 		<-poll.Done()
 		changed = poll.Result()
 	}

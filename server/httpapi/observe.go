@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
 )
@@ -49,9 +50,10 @@ type Request struct {
 }
 
 // Observe returns the middleware that times every request and hands it to
-// onRequest once the response is complete. It runs the error handler
-// itself for errors returned further down, so the status it reports is the
-// one sent. Register it first, before recover, so panics are seen too.
+// onRequest once the response is complete (for a held long poll: once its
+// answer is written, after the handler chain returned; see held.go). It
+// runs the error handler itself for errors returned further down, so the
+// status it reports is the one sent. Register it first, before recover, so panics are seen too.
 // Without detail only what the metrics need is gathered (no allocation
 // for a plain request).
 func Observe(contextPath string, detail bool, onRequest func(Request)) fiber.Handler {
@@ -68,6 +70,7 @@ func Observe(contextPath string, detail bool, onRequest func(Request)) fiber.Han
 				_ = c.SendStatus(fiber.StatusInternalServerError)
 			}
 		}
+		held := heldOf(c) // a held long poll: reported once answered (held.go)
 		r.Duration = time.Since(start)
 		r.Method = methodName(c.Method())
 		r.Status = c.Response().StatusCode()
@@ -89,11 +92,32 @@ func Observe(contextPath string, detail bool, onRequest func(Request)) fiber.Han
 			r.LocalAddr = c.Context().LocalAddr().String()
 			r.ReqHeader = func(k string) string { return string(c.Request().Header.Peek(k)) }
 			r.RespHeader = func(k string) string { return string(c.Response().Header.Peek(k)) }
+			if held != nil { // the request's memory is reused before the answer
+				r.ReqHeader = requestHeaders(&c.Request().Header)
+			}
 		} else if r.Failed {
 			r.Path = string(c.Request().URI().PathOriginal())
 		}
+		if held != nil {
+			held.observe = observeAnswer(r, detail, onRequest)
+			return nil
+		}
 		onRequest(r)
 		return nil
+	}
+}
+
+// observeAnswer completes r with a held poll's answer and hands it on (a
+// function of its own, so r escapes only for held polls).
+func observeAnswer(r Request, detail bool, onRequest func(Request)) func(*fasthttp.Response) {
+	return func(resp *fasthttp.Response) {
+		r.Duration = time.Since(r.Start)
+		r.Status = resp.StatusCode()
+		if detail {
+			r.BytesSent = len(resp.Body())
+			r.RespHeader = func(k string) string { return string(resp.Header.Peek(k)) }
+		}
+		onRequest(r)
 	}
 }
 
