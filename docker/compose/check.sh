@@ -60,7 +60,7 @@ trap cleanup EXIT
 free_port() {
   local p
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 30000))
+    p=$((12000 + RANDOM % 19000)) # below the ephemeral range (32768+), where outgoing connections take ports
     if ! (exec 3<>/dev/tcp/127.0.0.1/$p) 2>/dev/null && ! (exec 3<>/dev/tcp/127.0.0.1/$((p - 1000))) 2>/dev/null; then
       echo "$p"; return 0
     fi
