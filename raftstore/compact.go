@@ -3,6 +3,7 @@ package raftstore
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -120,10 +121,15 @@ func (c *compactor) due(since uint64) {
 
 func (c *compactor) run() {
 	defer close(c.done)
+	drop := time.NewTicker(10 * time.Second)
+	defer drop.Stop()
 	for {
 		select {
 		case <-c.s.closed:
 			return
+		case <-drop.C:
+			dropMappedPages(c.s.logPath(), pageOut)
+			continue
 		case <-c.hint:
 		}
 		// a hint sent while the last snapshot was starting is stale
@@ -160,5 +166,6 @@ func (c *compactor) snapshot() error {
 		return s.mapErr("snapshot", err)
 	}
 	s.log.Info("raftstore: snapshot after the log grew past SnapshotBytes", "bytes", s.cfg.SnapshotBytes, "trailing_logs", keep)
+	dropMappedPages(s.logPath(), pageOut) // the compaction read the deleted range
 	return nil
 }

@@ -74,6 +74,12 @@ type Config struct {
 	// HeartbeatTimeout, and ElectionTimeout must not be below it.
 	HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout, CommitTimeout time.Duration
 
+	// DiskBuckets are buckets kept in <Dir>/fsm.db instead of memory (large,
+	// rarely read data such as config history): Get, Scan and Len read the
+	// file, Scan goes in key order, and batches may not put conditions on
+	// them. They are in snapshots like the others (cold.go).
+	DiskBuckets []string
+
 	// Logger receives the store's and raft's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -127,6 +133,11 @@ func (c Config) Validate() error {
 	}
 	if c.NodeID == "" {
 		return fmt.Errorf("raftstore: config: NodeID must be set")
+	}
+	for _, b := range c.DiskBuckets {
+		if b == "" || b[0] == 0 {
+			return fmt.Errorf("raftstore: config: DiskBuckets: invalid bucket name %q", b)
+		}
 	}
 	bindHost, _, err := net.SplitHostPort(c.BindAddr)
 	if err != nil {

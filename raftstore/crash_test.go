@@ -35,7 +35,7 @@ func TestHelperProcess(t *testing.T) {
 		key := strconv.Itoa(i)
 		idx, err := s.Apply(context.Background(), Batch{
 			Conds: []Cond{{Kind: CondAbsent, Bucket: "crash", Key: key}},
-			Ops:   []Op{put("crash", key, "v"+key), put("last", "", key)},
+			Ops:   []Op{put("crash", key, "v"+key), put("last", "", key), put("hist", key, "h"+key)},
 		})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "apply:", err)
@@ -56,6 +56,7 @@ func crashConfig(cfg Config) Config {
 	cfg.SnapshotThreshold = 64
 	cfg.SnapshotInterval = 20 * time.Millisecond
 	cfg.TrailingLogs = 16
+	cfg.DiskBuckets = []string{"hist"}
 	return cfg
 }
 
@@ -79,6 +80,9 @@ func TestCrashKeepsAckedWrites(t *testing.T) {
 			if !ok || string(r.Value) != "v"+key || r.Rev != idx {
 				t.Errorf("round %d: acked write %s@%d: got %+v %v", round, key, idx, r, ok)
 			}
+			if h, ok := s.Get("hist", key); !ok || string(h.Value) != "h"+key || h.Rev != idx {
+				t.Errorf("round %d: acked disk-bucket write %s@%d: got %+v %v", round, key, idx, h, ok)
+			}
 		}
 		// Writes are sequential: the state holds a prefix 0..n-1 with no gaps.
 		n := s.Len("crash")
@@ -88,13 +92,16 @@ func TestCrashKeepsAckedWrites(t *testing.T) {
 				break
 			}
 		}
+		if h := s.Len("hist"); h != n {
+			t.Errorf("round %d: %d disk-bucket records, want %d", round, h, n)
+		}
 		if last, _ := s.Get("last", ""); string(last.Value) != strconv.Itoa(n-1) {
 			t.Errorf("round %d: last = %q, want %d", round, last.Value, n-1)
 		}
 		t.Logf("round %d: %d acked, %d present after crash", round, len(acked), n)
 		// The next round's child appends after these keys: clear them.
 		var ops []Op
-		s.Scan("crash", "", func(k string, _ Record) bool { ops = append(ops, del("crash", k)); return true })
+		s.Scan("crash", "", func(k string, _ Record) bool { ops = append(ops, del("crash", k), del("hist", k)); return true })
 		mustApply(t, s, Batch{Ops: ops})
 		if err := s.Close(); err != nil {
 			t.Fatal(err)

@@ -1,13 +1,11 @@
 package raftstore
 
 import (
-	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,6 +38,7 @@ type fsm struct {
 	data buckets
 
 	applied  appliedIndex
+	cold     *coldStore         // buckets kept in fsm.db (cold.go); nil: none
 	ring     *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
 	outcomes *outcomeRing       // recent entries' results, for Apply after a lost leadership (outcome.go)
 	onBytes  func(since uint64) // set once before raft starts; called on the FSM goroutine
@@ -61,33 +60,66 @@ func newFSM(log *slog.Logger) *fsm {
 // snapshot after every entry. Call it before raft starts.
 func (f *fsm) setOnBytes(fn func(since uint64)) { f.onBytes = fn }
 
-// Apply implements raft.FSM. It must stay deterministic: it depends only on
-// the state and the entry, never on time or randomness.
-func (f *fsm) Apply(l *raft.Log) any {
-	if l.Type != raft.LogCommand || len(l.Data) == 0 {
-		return nil
+// Apply implements raft.FSM (raft calls ApplyBatch; this is for tests).
+func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
+
+// ApplyBatch implements raft.BatchingFSM. It must stay deterministic: it
+// depends only on the state and the entries, never on time or randomness.
+// Each entry's in-memory ops are applied in turn; the cold ops of the whole
+// batch are written to fsm.db in one transaction at the end, before the
+// applied index moves and before watchers hear of the entries.
+func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	res := make([]any, len(logs))
+	var evs []Event
+	var cold []coldOp
+	var last uint64
+	skipBelow := uint64(0) // entries up to the file's applied index have their cold ops in it
+	if f.cold != nil {
+		skipBelow = f.cold.appliedIndex()
 	}
-	defer f.applied.set(l.Index)
-	if since := f.ring.add(len(l.Data)); f.onBytes != nil {
-		f.onBytes(since)
-	}
-	b, err := decodeEntry(l.Data)
-	if err != nil {
-		// Every node would skip or apply it differently; stop instead.
-		if errors.Is(err, errUnknownCommand) {
-			panic(fmt.Sprintf("raftstore: log %d: %v", l.Index, err))
+	for i, l := range logs {
+		if l.Type != raft.LogCommand || len(l.Data) == 0 {
+			continue
 		}
-		panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
+		last = max(last, l.Index)
+		if since := f.ring.add(len(l.Data)); f.onBytes != nil {
+			f.onBytes(since)
+		}
+		b, err := decodeEntry(l.Data)
+		if err != nil {
+			// Every node would skip or apply it differently; stop instead.
+			if errors.Is(err, errUnknownCommand) {
+				panic(fmt.Sprintf("raftstore: log %d: %v", l.Index, err))
+			}
+			panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
+		}
+		var r error
+		r, cold = f.applyBatch(l.Index, b, cold, l.Index <= skipBelow)
+		res[i] = r
+		f.outcomes.record(l.Index, l.Data, r)
+		if r == nil && len(b.Ops) > 0 {
+			evs = append(evs, Event{Index: l.Index, Ops: b.Ops})
+		}
 	}
-	res := f.applyBatch(l.Index, b)
-	f.outcomes.record(l.Index, l.Data, res)
+	if len(cold) > 0 {
+		f.cold.write(cold, cold[len(cold)-1].index)
+	}
+	if last > 0 {
+		f.applied.set(last)
+	}
+	for _, ev := range evs {
+		f.notify(ev)
+	}
 	return res
 }
 
-// applyBatch checks every condition, then applies every op, at index. A
-// failed condition returns a *CondError and changes nothing.
-func (f *fsm) applyBatch(index uint64, b Batch) error {
+// applyBatch checks every condition, then applies every op, at index:
+// in-memory ops at once, cold ops appended to cold (unless skipCold: the
+// file has them). A failed condition returns a *CondError and changes
+// nothing.
+func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) (error, []coldOp) {
 	f.mu.Lock()
+	defer f.mu.Unlock()
 	for i, c := range b.Conds {
 		r, ok := f.data[c.Bucket][c.Key]
 		var holds bool
@@ -100,11 +132,16 @@ func (f *fsm) applyBatch(index uint64, b Batch) error {
 			holds = ok && r.Rev == c.Rev
 		}
 		if !holds {
-			f.mu.Unlock()
-			return &CondError{Index: i, Cond: c}
+			return &CondError{Index: i, Cond: c}, cold
 		}
 	}
 	for _, op := range b.Ops {
+		if f.cold.isCold(op.Bucket) {
+			if !skipCold {
+				cold = append(cold, coldOp{index: index, op: op})
+			}
+			continue
+		}
 		switch op.Kind {
 		case OpPut:
 			m := f.data[op.Bucket]
@@ -122,11 +159,7 @@ func (f *fsm) applyBatch(index uint64, b Batch) error {
 			}
 		}
 	}
-	f.mu.Unlock()
-	if len(b.Ops) > 0 {
-		f.notify(Event{Index: index, Ops: b.Ops})
-	}
-	return nil
+	return nil, cold
 }
 
 // notify calls every watcher, in registration order, on the caller's
@@ -162,6 +195,9 @@ func (f *fsm) watch(fn func(Event)) (cancel func()) {
 }
 
 func (f *fsm) get(bucket, key string) (Record, bool) {
+	if f.cold.isCold(bucket) {
+		return f.cold.get(bucket, key)
+	}
 	f.mu.RLock()
 	r, ok := f.data[bucket][key]
 	f.mu.RUnlock()
@@ -169,6 +205,9 @@ func (f *fsm) get(bucket, key string) (Record, bool) {
 }
 
 func (f *fsm) len(bucket string) int {
+	if f.cold.isCold(bucket) {
+		return f.cold.len(bucket)
+	}
 	f.mu.RLock()
 	n := len(f.data[bucket])
 	f.mu.RUnlock()
@@ -181,8 +220,14 @@ type kv struct {
 }
 
 // scan copies the matching entries under the read lock, then calls fn
-// without holding it, so fn may call anything (even Apply).
-func (f *fsm) scan(bucket, prefix string, fn func(string, Record) bool) {
+// without holding it, so fn may call anything (even Apply). In-memory
+// buckets are scanned in no particular order, cold ones in key order
+// (descending when reverse); reverse sorts an in-memory bucket's keys.
+func (f *fsm) scan(bucket, prefix string, reverse bool, fn func(string, Record) bool) {
+	if f.cold.isCold(bucket) {
+		f.cold.scan(bucket, prefix, reverse, fn)
+		return
+	}
 	f.mu.RLock()
 	m := f.data[bucket]
 	entries := make([]kv, 0, len(m))
@@ -192,159 +237,14 @@ func (f *fsm) scan(bucket, prefix string, fn func(string, Record) bool) {
 		}
 	}
 	f.mu.RUnlock()
+	if reverse {
+		slices.SortFunc(entries, func(a, b kv) int { return strings.Compare(b.key, a.key) })
+	}
 	for _, e := range entries {
 		if !fn(e.key, e.rec) {
 			return
 		}
 	}
-}
-
-// Snapshot implements raft.FSM: it copies the maps (records are immutable,
-// so a shallow copy is a consistent snapshot); Persist does the I/O.
-func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
-	f.ring.snapshotted()
-	f.mu.RLock()
-	defer f.mu.RUnlock()
-	cp := make(buckets, len(f.data))
-	for b, m := range f.data {
-		mc := make(map[string]Record, len(m))
-		for k, r := range m {
-			mc[k] = r
-		}
-		cp[b] = mc
-	}
-	return &fsmSnapshot{data: cp, applied: f.applied.get(), ring: f.ring}, nil
-}
-
-// Restore implements raft.FSM: it decodes into fresh state, swaps it in,
-// then tells watchers with a Reset event.
-func (f *fsm) Restore(rc io.ReadCloser) error {
-	defer rc.Close()
-	raw, err := io.ReadAll(rc)
-	if err != nil {
-		return fmt.Errorf("raftstore: restore: read snapshot: %w", err)
-	}
-	data, applied, err := decodeSnapshot(raw)
-	if err != nil {
-		return fmt.Errorf("raftstore: restore: %w", err)
-	}
-	f.mu.Lock()
-	f.data = data
-	f.mu.Unlock()
-	f.applied.reset(applied)
-	f.ring.reset()
-	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data))
-	f.notify(Event{Index: applied, Reset: true})
-	return nil
-}
-
-// snapshotVersion is the first byte of a persisted snapshot. Snapshots
-// live on disk and travel between nodes: add a version, keep decoding the
-// old ones.
-const snapshotVersion byte = 1
-
-// Snapshot format, version 1 (integers are uvarints, strings and bytes
-// length-prefixed with a uvarint):
-//
-//	byte 1
-//	uvarint applied index
-//	uvarint bucket count, then per bucket:
-//	  string name, uvarint record count, then per record: string key, uvarint rev, bytes value
-
-type fsmSnapshot struct {
-	data    buckets
-	applied uint64
-	ring    *sizeRing // told the size written
-}
-
-// Persist implements raft.FSMSnapshot. It runs concurrently with Apply,
-// on its own copy of the maps.
-func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	cw := &countingWriter{w: sink}
-	if err := s.write(cw); err != nil {
-		_ = sink.Cancel()
-		return fmt.Errorf("raftstore: persist snapshot: %w", err)
-	}
-	if err := sink.Close(); err != nil {
-		return fmt.Errorf("raftstore: persist snapshot: close: %w", err)
-	}
-	if s.ring != nil {
-		s.ring.persisted(cw.n)
-	}
-	return nil
-}
-
-type countingWriter struct {
-	w io.Writer
-	n uint64
-}
-
-func (c *countingWriter) Write(p []byte) (int, error) {
-	n, err := c.w.Write(p)
-	c.n += uint64(n)
-	return n, err
-}
-
-func (s *fsmSnapshot) write(w io.Writer) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var scratch []byte
-	flushScratch := func() error {
-		_, err := bw.Write(scratch)
-		scratch = scratch[:0]
-		return err
-	}
-	scratch = append(scratch, snapshotVersion)
-	scratch = binary.AppendUvarint(scratch, s.applied)
-	scratch = binary.AppendUvarint(scratch, uint64(len(s.data)))
-	for name, m := range s.data {
-		scratch = appendString(scratch, name)
-		scratch = binary.AppendUvarint(scratch, uint64(len(m)))
-		for k, r := range m {
-			scratch = appendString(scratch, k)
-			scratch = binary.AppendUvarint(scratch, r.Rev)
-			scratch = appendBytes(scratch, r.Value)
-			if len(scratch) >= 32<<10 {
-				if err := flushScratch(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := flushScratch(); err != nil {
-		return err
-	}
-	return bw.Flush()
-}
-
-// Release implements raft.FSMSnapshot.
-func (s *fsmSnapshot) Release() {}
-
-func decodeSnapshot(raw []byte) (buckets, uint64, error) {
-	d := decoder{buf: raw}
-	if v := d.byte(); d.err == nil && v != snapshotVersion {
-		return nil, 0, fmt.Errorf("unknown snapshot version %d", v)
-	}
-	applied := d.uvarint()
-	nb := d.count()
-	data := make(buckets, nb)
-	for i := 0; i < nb && d.err == nil; i++ {
-		name := d.string()
-		n := d.count()
-		m := make(map[string]Record, n)
-		for j := 0; j < n && d.err == nil; j++ {
-			k := d.string()
-			rev := d.uvarint()
-			m[k] = Record{Rev: rev, Value: d.bytes()}
-		}
-		if d.err == nil && len(m) > 0 {
-			data[name] = m
-		}
-	}
-	d.end()
-	if d.err != nil {
-		return nil, 0, fmt.Errorf("decode snapshot: %w", d.err)
-	}
-	return data, applied, nil
 }
 
 // appliedIndex is the last log index applied by the FSM, with a broadcast

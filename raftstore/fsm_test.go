@@ -251,7 +251,7 @@ func TestFSMRestoreRejectsBadSnapshot(t *testing.T) {
 		data []byte
 	}{
 		{"empty", nil},
-		{"version 2", append([]byte{2}, good[1:]...)},
+		{"version 9", append([]byte{9}, good[1:]...)},
 		{"truncated", good[:len(good)-1]},
 		{"trailing", append(append([]byte{}, good...), 0)},
 	}

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -169,12 +170,12 @@ func (s *Store) open() error {
 		return fmt.Errorf("raftstore: raft config: %w", err)
 	}
 
+	hadState, err := raft.HasExistingState(ls, ls, snaps)
+	if err != nil {
+		return fmt.Errorf("raftstore: check existing state in %s: %w", cfg.Dir, err)
+	}
 	if cfg.Bootstrap {
-		has, err := raft.HasExistingState(ls, ls, snaps)
-		if err != nil {
-			return fmt.Errorf("raftstore: check existing state in %s: %w", cfg.Dir, err)
-		}
-		if !has {
+		if !hadState {
 			conf := raft.Configuration{Servers: []raft.Server{{
 				Suffrage: raft.Voter, ID: rc.LocalID, Address: trans.LocalAddr(),
 			}}}
@@ -191,14 +192,18 @@ func (s *Store) open() error {
 		}
 	}
 
+	s.fsm = newFSM(s.log)
+	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
+	if len(cfg.DiskBuckets) > 0 {
+		if s.fsm.cold, err = s.openCold(ls, snaps, hadState); err != nil {
+			return err
+		}
+	}
 	if cfg.Standalone {
 		if err := s.pinSingleNode(rc, ls, snaps, trans); err != nil {
 			return err
 		}
 	}
-
-	s.fsm = newFSM(s.log)
-	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
 	c := s.newCompactor()
 	r, err := raft.NewRaft(rc, s.fsm, ls, ls, snaps, trans)
 	if err != nil {
@@ -207,8 +212,39 @@ func (s *Store) open() error {
 	s.raft = r
 	s.compactor = c
 	go c.run()
-	return s.catchUp()
+	err = s.catchUp()
+	dropMappedPages(s.logPath(), pageOut) // the replay read the log
+	return err
 }
+
+// openCold opens fsm.db (cold.go). A file of an earlier raft state (the
+// directory had none, or the file claims entries beyond the log and the
+// newest snapshot) is emptied.
+func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool) (*coldStore, error) {
+	c, err := openCold(s.cfg.Dir, s.cfg.DiskBuckets, !hadState, s.log)
+	if err != nil {
+		return nil, err
+	}
+	last, err := ls.LastIndex()
+	if err != nil {
+		_ = c.close()
+		return nil, fmt.Errorf("raftstore: read last log index: %w", err)
+	}
+	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
+		last = max(last, metas[0].Index)
+	}
+	if c.appliedIndex() > last {
+		s.log.Warn("raftstore: fsm.db is ahead of the raft log; rebuilding it", "fsm_db_applied", c.appliedIndex(), "last_index", last)
+		if err := c.empty(); err != nil {
+			_ = c.close()
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// logPath is raft.db's path.
+func (s *Store) logPath() string { return filepath.Join(s.cfg.Dir, "raft.db") }
 
 // trailingLogs is the configured TrailingLogs or raft's default.
 func (s *Store) trailingLogs() uint64 {
@@ -218,6 +254,17 @@ func (s *Store) trailingLogs() uint64 {
 	return defaultTrailingLogs
 }
 
+// discardFSM is the FSM raft.GetConfiguration restores its snapshot into:
+// the configuration comes from the snapshot's metadata and the log, so the
+// state is not decoded at all.
+type discardFSM struct{}
+
+func (discardFSM) Apply(*raft.Log) any { return nil }
+func (discardFSM) Snapshot() (raft.FSMSnapshot, error) {
+	return nil, errors.New("raftstore: probe FSM")
+}
+func (discardFSM) Restore(rc io.ReadCloser) error { return rc.Close() }
+
 // pinSingleNode rewrites a stored configuration that is not exactly this
 // node as the sole voter (Config.Standalone).
 func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.SnapshotStore, trans raft.Transport) error {
@@ -226,7 +273,7 @@ func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.Snapshot
 		return err
 	}
 	probe := *rc // GetConfiguration marks the config it gets as skip-startup
-	cur, err := raft.GetConfiguration(&probe, newFSM(s.log), bs, bs, snaps, trans)
+	cur, err := raft.GetConfiguration(&probe, discardFSM{}, bs, bs, snaps, trans)
 	if err != nil {
 		return fmt.Errorf("raftstore: read stored configuration in %s: %w", s.cfg.Dir, err)
 	}
@@ -236,7 +283,10 @@ func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.Snapshot
 	}
 	want := raft.Configuration{Servers: []raft.Server{self}}
 	recover := *rc
-	if err := raft.RecoverCluster(&recover, newFSM(s.log), bs, bs, snaps, trans, want); err != nil {
+	// RecoverCluster replays the log into the FSM and snapshots it: the
+	// store's own FSM, so disk buckets are in that snapshot (raft then
+	// restores it into the same FSM, which has them already)
+	if err := raft.RecoverCluster(&recover, s.fsm, bs, bs, snaps, trans, want); err != nil {
 		return fmt.Errorf("raftstore: pin standalone configuration in %s: %w", s.cfg.Dir, err)
 	}
 	s.log.Warn("raftstore: standalone node identity changed; configuration rewritten", "was", fmt.Sprint(cur.Servers), "now", fmt.Sprint(want.Servers))
@@ -346,6 +396,11 @@ func (s *Store) shutdown() {
 				errs = append(errs, fmt.Errorf("raftstore: close log store: %w", err))
 			}
 		}
+		if s.fsm != nil && s.fsm.cold != nil {
+			if err := s.fsm.cold.close(); err != nil {
+				errs = append(errs, err)
+			}
+		}
 		s.closeErr = errors.Join(errs...)
 	})
 }
@@ -391,6 +446,11 @@ func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
 	}
 	if err := b.validate(); err != nil {
 		return 0, err
+	}
+	for i, c := range b.Conds {
+		if s.fsm.cold.isCold(c.Bucket) {
+			return 0, fmt.Errorf("raftstore: cond %d: bucket %q is kept on disk and takes no conditions: %w", i, c.Bucket, ErrInvalidBatch)
+		}
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("raftstore: apply: %w", err)
@@ -457,16 +517,35 @@ func (s *Store) mapErr(op string, err error) error {
 // Get returns the record at bucket/key from local state.
 func (s *Store) Get(bucket, key string) (Record, bool) { return s.fsm.get(bucket, key) }
 
-// Scan calls fn for every record of bucket whose key starts with prefix,
-// in no particular order, until fn returns false. It sees a consistent
-// snapshot of the bucket taken when Scan starts, and holds no lock while
-// calling fn.
+// Scan calls fn for every record of bucket whose key starts with prefix
+// until fn returns false: in no particular order for an in-memory bucket
+// (a consistent snapshot of it taken when Scan starts), in key order for a
+// disk bucket (Config.DiskBuckets; read in chunks, so a long scan may see
+// writes made meanwhile). It holds no lock while calling fn.
 func (s *Store) Scan(bucket, prefix string, fn func(key string, r Record) bool) {
-	s.fsm.scan(bucket, prefix, fn)
+	s.fsm.scan(bucket, prefix, false, fn)
+}
+
+// ScanReverse is Scan in descending key order (an in-memory bucket's
+// matching keys are copied and sorted first).
+func (s *Store) ScanReverse(bucket, prefix string, fn func(key string, r Record) bool) {
+	s.fsm.scan(bucket, prefix, true, fn)
 }
 
 // Len returns the number of records in bucket.
 func (s *Store) Len(bucket string) int { return s.fsm.len(bucket) }
+
+// Count returns the number of records of bucket whose key starts with
+// prefix (a disk bucket walks its keys, without reading their values into
+// memory).
+func (s *Store) Count(bucket, prefix string) int {
+	if s.fsm.cold.isCold(bucket) {
+		return s.fsm.cold.count(bucket, prefix)
+	}
+	n := 0
+	s.fsm.scan(bucket, prefix, false, func(string, Record) bool { n++; return true })
+	return n
+}
 
 // Watch registers fn to be called for every applied batch that has ops
 // (and with Reset=true after a snapshot restore). fn runs synchronously on

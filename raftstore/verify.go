@@ -152,7 +152,7 @@ func checkSnapshot(snaps *raft.FileSnapshotStore, root, id string) (*raft.Snapsh
 	if _, err := io.ReadFull(rc, head[:]); err != nil {
 		return nil, fmt.Errorf("state.bin: %w", err)
 	}
-	if head[0] != snapshotVersion {
+	if head[0] != snapshotV1 && head[0] != snapshotVersion {
 		return nil, fmt.Errorf("state.bin: unknown snapshot version %d", head[0])
 	}
 	return meta, nil

@@ -322,6 +322,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		rc.Peers = s.raftPeers(raftAddr)
 		rc.OpenTimeout = 5 * time.Second // without a quorum yet the node still starts (AP data, reads)
 	}
+	rc.DiskBuckets = config.DiskBuckets()
 	rc.Logger = s.log.With("component", "raft")
 	if s.cfg.Standalone {
 		// a lone voter has no peer to lose touch with: elect itself quickly

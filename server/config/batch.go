@@ -104,11 +104,10 @@ func (s *Service) insertOnly(ctx context.Context, r PublishRequest) error {
 		Content: in.Content, MD5: in.MD5, SrcUser: r.SrcUser, SrcIP: r.SrcIP, Op: "I", Modified: now}
 	_, err := s.store.Apply(ctx, raftstore.Batch{
 		Conds: []raftstore.Cond{{Kind: raftstore.CondAbsent, Bucket: BucketInfo, Key: gk}},
-		Ops: []raftstore.Op{
-			{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)},
-			{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: historyKey(gk, nid), Value: encode(&h)},
-			{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))},
-		}})
+		Ops: append(append([]raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)}},
+			historyOps(gk, &h)...),
+			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))}),
+	})
 	if errors.Is(err, raftstore.ErrCondFailed) {
 		return errExists
 	}
@@ -123,21 +122,14 @@ func (s *Service) insertOnly(ctx context.Context, r PublishRequest) error {
 // and simply try again next time.
 func (s *Service) retentionTick() {
 	cutoff := s.clk.Now().Add(-time.Duration(s.cfg.RetentionDays) * 24 * time.Hour).UnixMilli()
-	var keys []string
-	s.store.Scan(BucketHistory, "", func(k string, r raftstore.Record) bool {
-		var h History
-		if decode(r.Value, &h) == nil && h.Modified < cutoff {
-			keys = append(keys, k)
+	if s.store.Count(BucketHistoryNid, "") < s.store.Count(BucketHistory, "") {
+		s.indexHistory()
+	}
+	for {
+		b := s.expiredHistory(cutoff, 1000)
+		if len(b.Ops) == 0 {
+			break
 		}
-		return true
-	})
-	for len(keys) > 0 {
-		n := min(1000, len(keys))
-		var b raftstore.Batch
-		for _, k := range keys[:n] {
-			b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketHistory, Key: k})
-		}
-		keys = keys[n:]
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		_, err := s.store.Apply(ctx, b)
 		cancel()
@@ -152,6 +144,64 @@ func (s *Service) retentionTick() {
 	defer s.retentionMu.Unlock()
 	if !s.closed {
 		s.retention = s.clk.AfterFunc(s.cfg.RetentionInterval, s.retentionTick)
+	}
+}
+
+// expiredHistory is a batch deleting up to n history rows modified before
+// cutoff, oldest nid first, with their index entries. The nid index is in
+// time order (nids are handed out as rows are written); the walk stops at
+// the first row that is not expired.
+func (s *Service) expiredHistory(cutoff int64, n int) raftstore.Batch {
+	var b raftstore.Batch
+	s.store.Scan(BucketHistoryNid, "", func(nk string, r raftstore.Record) bool {
+		modified, hk, ok := nidIndexEntry(r.Value)
+		if ok && modified >= cutoff {
+			return false
+		}
+		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketHistoryNid, Key: nk})
+		if ok {
+			b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketHistory, Key: hk})
+		}
+		return len(b.Ops) < 2*n
+	})
+	return b
+}
+
+// indexHistory adds nid index entries for history rows written before the
+// index existed, in batches of 1000 (on the leader; followers fail with
+// ErrNotLeader and leave it to the leader).
+func (s *Service) indexHistory() {
+	var b raftstore.Batch
+	flush := func() bool {
+		if len(b.Ops) == 0 {
+			return true
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		_, err := s.store.Apply(ctx, b)
+		cancel()
+		b = raftstore.Batch{}
+		if err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
+			s.log.Warn("history index failed", "err", err)
+		}
+		return err == nil
+	}
+	ok := true
+	s.store.Scan(BucketHistory, "", func(k string, r raftstore.Record) bool {
+		var h History
+		if decode(r.Value, &h) != nil {
+			return true
+		}
+		if _, indexed := s.store.Get(BucketHistoryNid, padNid(h.Nid)); !indexed {
+			gk, _, _ := splitNulKey(k)
+			b.Ops = append(b.Ops, historyOps(gk, &h)[1])
+		}
+		if len(b.Ops) >= 1000 {
+			ok = flush()
+		}
+		return ok
+	})
+	if ok {
+		flush()
 	}
 }
 

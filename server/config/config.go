@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,10 @@ type Store interface {
 	Update(ctx context.Context, keys []raftstore.Key, build func() (raftstore.Batch, error)) (uint64, error)
 	Get(bucket, key string) (raftstore.Record, bool)
 	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
+	// ScanReverse is Scan in descending key order; Count counts the keys
+	// with a prefix. History (DiskBuckets) is read through them page by page.
+	ScanReverse(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
+	Count(bucket, prefix string) int
 	Watch(fn func(raftstore.Event)) (cancel func())
 }
 
@@ -258,11 +263,11 @@ func (s *Service) reloadLocked() {
 	if r, ok := s.store.Get(BucketMeta, metaNidKey); ok {
 		fmt.Sscan(string(r.Value), &maxNid)
 	}
-	s.store.Scan(BucketHistory, "", func(k string, _ raftstore.Record) bool {
-		if n, ok := historyNid(k); ok && n > maxNid {
+	s.store.ScanReverse(BucketHistoryNid, "", func(k string, _ raftstore.Record) bool {
+		if n, err := strconv.ParseInt(k, 10, 64); err == nil && n > maxNid {
 			maxNid = n
 		}
-		return true
+		return false // the newest nid only (keys are zero-padded)
 	})
 	s.ids.seenNid(maxNid)
 	s.updateSwitchesLocked()

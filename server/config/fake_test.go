@@ -3,6 +3,7 @@ package config
 import (
 	"context"
 	"errors"
+	"sort"
 	"strings"
 	"sync"
 
@@ -152,6 +153,27 @@ func (f *fakeStore) Scan(bucket, prefix string, fn func(string, raftstore.Record
 			return
 		}
 	}
+}
+
+func (f *fakeStore) ScanReverse(bucket, prefix string, fn func(string, raftstore.Record) bool) {
+	type kr struct {
+		k string
+		r raftstore.Record
+	}
+	var all []kr
+	f.Scan(bucket, prefix, func(k string, r raftstore.Record) bool { all = append(all, kr{k, r}); return true })
+	sort.Slice(all, func(i, j int) bool { return all[i].k > all[j].k })
+	for _, e := range all {
+		if !fn(e.k, e.r) {
+			return
+		}
+	}
+}
+
+func (f *fakeStore) Count(bucket, prefix string) int {
+	n := 0
+	f.Scan(bucket, prefix, func(string, raftstore.Record) bool { n++; return true })
+	return n
 }
 
 func (f *fakeStore) Watch(fn func(raftstore.Event)) func() {

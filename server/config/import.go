@@ -312,7 +312,7 @@ func (s *Service) importHistory(gk string, rows []History, idMap map[int64]int64
 			st.next = h.Nid
 		}
 		st.maxNid = max(st.maxNid, h.Nid)
-		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: historyKey(gk, h.Nid), Value: encode(&h)})
+		b.Ops = append(b.Ops, historyOps(gk, &h)...)
 		res.History.add(ImportCreated)
 	}
 }

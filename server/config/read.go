@@ -216,6 +216,15 @@ func pageSlice[T any](all []T, pageNo, pageSize int) []T {
 	return all[start:end]
 }
 
+// pageSkip is how many rows come before page pageNo (pageSlice's bounds), or
+// -1 when the page is empty.
+func pageSkip(total, pageNo, pageSize int) int {
+	if pageSize <= 0 || pageNo <= 0 || pageNo > PagesAvailable(total, pageSize) {
+		return -1
+	}
+	return (pageNo - 1) * pageSize
+}
+
 // likeArg is generateLikeArgument: only when s contains '*' every '*'
 // becomes '%'; otherwise s is used as is (so '_' and '%' stay wildcards).
 func likeArg(s string) string {
@@ -318,33 +327,48 @@ func (s *Service) CountTenant(id string) int {
 // (listConfigHistory; pageSize capped at 500 by the caller).
 func (s *Service) HistoryPage(dataID, group, tenant string, pageNo, pageSize int) (total int, rows []*History) {
 	gk := groupKeyOf(dataID, group, tenant)
-	type ent struct {
-		nid int64
-		rec raftstore.Record
+	prefix := gk + "\x00" // keys end in a zero-padded nid: key order is nid order
+	total = s.store.Count(BucketHistory, prefix)
+	skip := pageSkip(total, pageNo, pageSize)
+	if skip < 0 {
+		return total, nil
 	}
-	var all []ent
-	s.store.Scan(BucketHistory, gk+"\x00", func(k string, r raftstore.Record) bool {
-		if g, _, ok := splitNulKey(k); ok && g == gk {
-			if n, ok := historyNid(k); ok {
-				all = append(all, ent{n, r})
-			}
+	s.store.ScanReverse(BucketHistory, prefix, func(k string, r raftstore.Record) bool {
+		if g, _, ok := splitNulKey(k); !ok || g != gk {
+			return true
 		}
-		return true
-	})
-	sort.Slice(all, func(i, j int) bool { return all[i].nid > all[j].nid })
-	for _, e := range pageSlice(all, pageNo, pageSize) {
+		if skip > 0 {
+			skip--
+			return true
+		}
 		var h History
-		if err := decode(e.rec.Value, &h); err != nil {
-			s.log.Error("undecodable history row", "nid", e.nid, "err", err)
-			continue
+		if err := decode(r.Value, &h); err != nil {
+			s.log.Error("undecodable history row", "key", k, "err", err)
+		} else {
+			rows = append(rows, &h)
 		}
-		rows = append(rows, &h)
-	}
-	return len(all), rows
+		return len(rows) < pageSize
+	})
+	return total, rows
 }
 
 // HistoryByNid returns a history row by nid (nil when absent).
 func (s *Service) HistoryByNid(nid int64) *History {
+	if ix, ok := s.store.Get(BucketHistoryNid, padNid(nid)); ok {
+		if _, k, ok := nidIndexEntry(ix.Value); ok {
+			if r, ok := s.store.Get(BucketHistory, k); ok {
+				var h History
+				if decode(r.Value, &h) == nil {
+					return &h
+				}
+			}
+		}
+		return nil
+	}
+	if s.store.Count(BucketHistoryNid, "") >= s.store.Count(BucketHistory, "") {
+		return nil // every row is indexed
+	}
+	// rows written before the index existed
 	var out *History
 	suffix := "\x00" + padNid(nid)
 	s.store.Scan(BucketHistory, "", func(k string, r raftstore.Record) bool {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/raftstore"
 )
 
 // Buckets the config service keeps in raftstore. Names and record encodings
@@ -17,12 +18,40 @@ const (
 	BucketInfo    = "cfg.info"    // groupKey → Info (config_info + config_tags_relation)
 	BucketBeta    = "cfg.beta"    // groupKey → Beta (config_info_beta)
 	BucketTag     = "cfg.tag"     // groupKey NUL tag → Tag (config_info_tag)
-	BucketHistory = "cfg.history" // groupKey NUL nid(20 digits) → History (his_config_info)
-	BucketMeta    = "cfg.meta"    // "nid" → last history nid (decimal)
-	BucketTenant  = "ns.tenant"   // namespace id → Tenant (tenant_info)
+	BucketHistory = "cfg.history" // groupKey NUL nid(20 digits) → History (his_config_info); on disk
+	// BucketHistoryNid indexes history by nid: nid(20 digits) → modified
+	// (ms, decimal) NUL history key; on disk. Rows written before it existed
+	// have no entry (HistoryByNid falls back to a scan).
+	BucketHistoryNid = "cfg.history.nid"
+	BucketMeta       = "cfg.meta"  // "nid" → last history nid (decimal)
+	BucketTenant     = "ns.tenant" // namespace id → Tenant (tenant_info)
 
 	metaNidKey = "nid"
 )
+
+// DiskBuckets are the buckets the config service wants kept on disk rather
+// than in memory (raftstore.Config.DiskBuckets): history grows with every
+// publish and is rarely read.
+func DiskBuckets() []string { return []string{BucketHistory, BucketHistoryNid} }
+
+// historyOps writes history row h of groupKey and its nid index entry.
+func historyOps(groupKey string, h *History) []raftstore.Op {
+	k := historyKey(groupKey, h.Nid)
+	return []raftstore.Op{
+		{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: k, Value: encode(h)},
+		{Kind: raftstore.OpPut, Bucket: BucketHistoryNid, Key: padNid(h.Nid), Value: []byte(strconv.FormatInt(h.Modified, 10) + "\x00" + k)},
+	}
+}
+
+// nidIndexEntry splits a BucketHistoryNid value.
+func nidIndexEntry(v []byte) (modified int64, historyKey string, ok bool) {
+	m, k, found := strings.Cut(string(v), "\x00")
+	if !found {
+		return 0, "", false
+	}
+	n, err := strconv.ParseInt(m, 10, 64)
+	return n, k, err == nil
+}
 
 // recordV1 prefixes every stored record: one version byte, then JSON.
 const recordV1 byte = 1

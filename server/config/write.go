@@ -97,10 +97,9 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 			h.ID, h.AppName, h.Content, h.MD5, h.Op = s.ids.nextID(now), in.AppName, in.Content, in.MD5, "I"
 			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketInfo, Key: gk})
 		}
-		b.Ops = append(b.Ops,
-			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)},
-			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: historyKey(gk, nid), Value: encode(&h)},
-			raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
+		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)})
+		b.Ops = append(b.Ops, historyOps(gk, &h)...)
+		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
 		return b, true
 	})
 }
@@ -212,10 +211,9 @@ func (s *Service) appendDelete(b *raftstore.Batch, gk string, old raftstore.Reco
 	h := History{Nid: nid, ID: prev.ID, DataID: prev.DataID, Group: prev.Group, Tenant: prev.Tenant, AppName: prev.AppName,
 		Content: prev.Content, MD5: prev.MD5, SrcUser: srcUser, SrcIP: srcIP, Op: "D", Modified: s.nowMs()}
 	b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketInfo, Key: gk, Rev: old.Rev})
-	b.Ops = append(b.Ops,
-		raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketInfo, Key: gk},
-		raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketHistory, Key: historyKey(gk, nid), Value: encode(&h)},
-		raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
+	b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketInfo, Key: gk})
+	b.Ops = append(b.Ops, historyOps(gk, &h)...)
+	b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
 }
 
 // DeleteByIDs removes the main configs with these ids (unknown ids are

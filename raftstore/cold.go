@@ -1,0 +1,522 @@
+package raftstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"go.etcd.io/bbolt"
+)
+
+// The cold store keeps the buckets named in Config.DiskBuckets (config
+// history: large, append-mostly, rarely read) in <Dir>/fsm.db instead of
+// the FSM's maps, so memory does not grow with them.
+//
+// fsm.db is derived state, never the source of durability: the raft log is.
+// Writes to it are not fsynced; it records the last applied index whose ops
+// it holds ("applied"), and on restart entries up to that index skip their
+// cold ops. It is trusted on open when it was closed cleanly (synced, then
+// marked clean) or when the machine has not rebooted since it was last
+// written (a killed process leaves its writes in the page cache). Otherwise
+// — a power loss or kernel crash may have lost unsynced pages — its cold
+// buckets are emptied and rebuilt from the snapshot and the log, which hold
+// them too (snapshot format 2, fsm.go).
+//
+// Cold buckets take no conditions (Store.Apply refuses them): replaying an
+// entry whose cold ops are already applied then gives the same state, and
+// the FSM's decisions depend only on the in-memory state.
+
+const (
+	coldFile      = "fsm.db"
+	coldMetaName  = "\x00meta" // bucket of fsm.db's own keys; bucket names never start with NUL
+	coldApplied   = "applied"
+	coldClean     = "clean"
+	coldBoot      = "boot"
+	coldCountPref = "n\x00" // + bucket name: number of keys
+	// coldMmap is fsm.db's initial mapping: address space only. While the
+	// file is smaller, bolt never remaps, so a snapshot's long read
+	// transaction does not block the FSM's writes, and dropping resident
+	// pages (dropPages) cannot race with a remap.
+	coldMmap = 8 << 30
+	// coldDropAfter is how many bytes of pages written or read make
+	// dropPages due.
+	coldDropAfter = 8 << 20
+	// coldChunk is how many records a scan copies per read transaction.
+	coldChunk = 256
+)
+
+type coldStore struct {
+	db    *bbolt.DB
+	path  string
+	names map[string]bool
+	log   *slog.Logger
+	// failWrite, when set (tests), fails write transactions as a full disk
+	// would.
+	failWrite func() error
+
+	// pending are cold ops the FSM applied but could not write (a full
+	// disk), oldest first; reads see them, the next write retries them,
+	// and no snapshot is taken until they are written (cold_read.go).
+	pendMu     sync.RWMutex
+	pending    []coldOp
+	hasPending atomic.Bool
+	failedAt   time.Time // last logged write failure
+
+	mu        sync.Mutex // write transactions and page drops
+	applied   uint64     // newest index whose cold ops are in the file
+	counts    map[string]int
+	touched   uint64 // bytes written or read since the last page drop
+	pageAlloc uint64 // bolt's count of page bytes allocated, when last read
+	trusted   bool   // false: the cold buckets were emptied on open
+}
+
+// openCold opens (or creates) dir/fsm.db with the given buckets. fresh
+// means the raft directory has no state: an old fsm.db is then removed.
+func openCold(dir string, names []string, fresh bool, log *slog.Logger) (*coldStore, error) {
+	path := dir + string(os.PathSeparator) + coldFile
+	if fresh {
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("raftstore: remove stale %s: %w", path, err)
+		}
+	}
+	db, err := openColdDB(path)
+	if err != nil && !errors.Is(err, syscall.ENOMEM) {
+		// derived data: start over rather than refuse to start
+		log.Warn("raftstore: fsm.db unreadable, rebuilding it from the snapshot and the log", "path", path, "err", err)
+		if rerr := os.Remove(path); rerr != nil {
+			return nil, fmt.Errorf("raftstore: open %s: %w (and cannot remove it: %v)", path, err, rerr)
+		}
+		db, err = openColdDB(path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("raftstore: open %s: %w", path, err)
+	}
+	c := &coldStore{db: db, path: path, names: map[string]bool{}, log: log, counts: map[string]int{}}
+	for _, n := range names {
+		c.names[n] = true
+	}
+	if err := c.init(); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("raftstore: open %s: %w", path, err)
+	}
+	return c, nil
+}
+
+// openColdDB opens path with bolt, mapping coldMmap bytes up front, or
+// less when the address space is limited (ulimit -v).
+func openColdDB(path string) (*bbolt.DB, error) {
+	var err error
+	for _, size := range []int{coldMmap, 1 << 30, 0} {
+		var db *bbolt.DB
+		err = guarded(func() (err error) {
+			db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, NoSync: true, NoGrowSync: true, InitialMmapSize: size})
+			return err
+		})
+		if err == nil {
+			// with a large mapping bolt grows the file AllocSize at a time
+			// (16 MiB by default): keep a small store small
+			db.AllocSize = 1 << 20
+		}
+		if err == nil || !errors.Is(err, syscall.ENOMEM) {
+			return db, err
+		}
+	}
+	return nil, err
+}
+
+// init decides whether the file is trusted, empties it when not, and marks
+// it in use (not clean) durably before any unsynced write.
+func (c *coldStore) init() error {
+	boot := bootID()
+	err := c.db.Update(func(tx *bbolt.Tx) error {
+		meta, err := tx.CreateBucketIfNotExists([]byte(coldMetaName))
+		if err != nil {
+			return err
+		}
+		clean := string(meta.Get([]byte(coldClean))) == "1"
+		sameBoot := boot != "" && string(meta.Get([]byte(coldBoot))) == boot
+		c.trusted = clean || sameBoot
+		if !c.trusted {
+			if err := c.emptyLocked(tx); err != nil {
+				return err
+			}
+		}
+		for n := range c.names {
+			if _, err := tx.CreateBucketIfNotExists([]byte(n)); err != nil {
+				return err
+			}
+		}
+		if v := meta.Get([]byte(coldApplied)); len(v) == 8 {
+			c.applied = binary.BigEndian.Uint64(v)
+		}
+		for n := range c.names {
+			if v := meta.Get([]byte(coldCountPref + n)); v != nil {
+				k, _ := binary.Uvarint(v)
+				c.counts[n] = int(k)
+			}
+		}
+		if err := meta.Put([]byte(coldClean), []byte("0")); err != nil {
+			return err
+		}
+		return meta.Put([]byte(coldBoot), []byte(boot))
+	})
+	if err != nil {
+		return err
+	}
+	return c.db.Sync()
+}
+
+// emptyLocked deletes every cold bucket and resets the meta keys.
+func (c *coldStore) emptyLocked(tx *bbolt.Tx) error {
+	var names [][]byte
+	if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
+		if string(name) != coldMetaName {
+			names = append(names, append([]byte(nil), name...))
+		}
+		return nil
+	}); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if err := tx.DeleteBucket(n); err != nil {
+			return err
+		}
+	}
+	meta := tx.Bucket([]byte(coldMetaName))
+	var keys [][]byte
+	_ = meta.ForEach(func(k, _ []byte) error {
+		if bytes.HasPrefix(k, []byte(coldCountPref)) || string(k) == coldApplied {
+			keys = append(keys, append([]byte(nil), k...))
+		}
+		return nil
+	})
+	for _, k := range keys {
+		if err := meta.Delete(k); err != nil {
+			return err
+		}
+	}
+	c.applied = 0
+	clear(c.counts)
+	return nil
+}
+
+// empty removes every cold record (the file belongs to another raft state).
+func (c *coldStore) empty() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.emptyTx(); err != nil {
+		return err
+	}
+	return c.db.Sync()
+}
+
+// emptyTx empties every cold bucket in one transaction (c.mu held).
+func (c *coldStore) emptyTx() error {
+	err := c.db.Update(func(tx *bbolt.Tx) error {
+		if err := c.emptyLocked(tx); err != nil {
+			return err
+		}
+		for n := range c.names {
+			if _, err := tx.CreateBucket([]byte(n)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("raftstore: empty fsm.db: %w", err)
+	}
+	return nil
+}
+
+// bootID is the kernel's boot id ("" where there is none).
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func (c *coldStore) isCold(bucket string) bool { return c != nil && c.names[bucket] }
+
+// appliedIndex is the newest index whose cold ops the file holds.
+func (c *coldStore) appliedIndex() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.applied
+}
+
+// coldOp is one op of a cold bucket at an index.
+type coldOp struct {
+	index uint64
+	op    Op
+}
+
+// write applies the pending ops and ops, and records index as applied, in
+// one transaction. When that fails (a full disk: the raft log had room, the
+// file not), the ops stay pending: reads see them, the next write retries
+// them, and a restart replays their entries from the log (the file's
+// applied index did not move). The FSM goes on: the entries are committed.
+func (c *coldStore) write(ops []coldOp, index uint64) {
+	if c.hasPending.Load() {
+		c.pendMu.RLock()
+		ops = append(append([]coldOp(nil), c.pending...), ops...)
+		c.pendMu.RUnlock()
+	}
+	if len(ops) > 0 {
+		index = max(index, ops[len(ops)-1].index)
+	}
+	err := c.tryWrite(ops, index)
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	if err == nil {
+		c.pending = nil
+		c.hasPending.Store(false)
+		return
+	}
+	c.pending = ops
+	c.hasPending.Store(true)
+	if time.Since(c.failedAt) > 10*time.Second {
+		c.failedAt = time.Now()
+		c.log.Error("raftstore: cannot write fsm.db; keeping the writes in memory and retrying", "index", index,
+			"pending_ops", len(ops), "err", err)
+	}
+}
+
+// flushPending writes pending ops; it fails while they cannot be written.
+func (c *coldStore) flushPending() error {
+	if !c.hasPending.Load() {
+		return nil
+	}
+	c.write(nil, c.appliedIndex())
+	if c.hasPending.Load() {
+		return errors.New("raftstore: fsm.db: writes pending (disk full?)")
+	}
+	return nil
+}
+
+func (c *coldStore) tryWrite(ops []coldOp, index uint64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.failWrite != nil {
+		if err := c.failWrite(); err != nil {
+			return err
+		}
+	}
+	delta := map[string]int{}
+	err := c.db.Update(func(tx *bbolt.Tx) error {
+		for _, o := range ops {
+			b := tx.Bucket([]byte(o.op.Bucket))
+			if b == nil {
+				return fmt.Errorf("no bucket %q", o.op.Bucket)
+			}
+			k := []byte(o.op.Key)
+			had := b.Get(k) != nil
+			switch o.op.Kind {
+			case OpPut:
+				v := binary.AppendUvarint(make([]byte, 0, len(o.op.Value)+10), o.index)
+				if err := b.Put(k, append(v, o.op.Value...)); err != nil {
+					return err
+				}
+				if !had {
+					delta[o.op.Bucket]++
+				}
+			case OpDelete:
+				if had {
+					if err := b.Delete(k); err != nil {
+						return err
+					}
+					delta[o.op.Bucket]--
+				}
+			}
+		}
+		return c.putMeta(tx, index, delta)
+	})
+	if err != nil {
+		return err
+	}
+	for b, d := range delta {
+		c.counts[b] += d
+	}
+	c.applied = max(c.applied, index)
+	c.noteWrittenLocked()
+	return nil
+}
+
+// noteWrittenLocked counts the pages the last transactions allocated: every
+// page written is read through the mapping by a later transaction (bolt
+// copies a leaf and its branches on every change), so this is what makes
+// RSS grow.
+func (c *coldStore) noteWrittenLocked() {
+	alloc := uint64(c.db.Stats().TxStats.PageAlloc)
+	c.touched += alloc - c.pageAlloc
+	c.pageAlloc = alloc
+	if c.touched >= coldDropAfter {
+		c.dropPagesLocked()
+	}
+}
+
+// putMeta records index and the changed counts in tx.
+func (c *coldStore) putMeta(tx *bbolt.Tx, index uint64, delta map[string]int) error {
+	meta := tx.Bucket([]byte(coldMetaName))
+	var ib [8]byte
+	binary.BigEndian.PutUint64(ib[:], max(c.applied, index))
+	if err := meta.Put([]byte(coldApplied), ib[:]); err != nil {
+		return err
+	}
+	for b, d := range delta {
+		if d == 0 {
+			continue
+		}
+		if err := meta.Put([]byte(coldCountPref+b), binary.AppendUvarint(nil, uint64(max(0, c.counts[b]+d)))); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpoint records index as applied (every entry up to it is in the file,
+// with or without cold ops) and syncs the file. Called on the FSM goroutine
+// when a snapshot is taken.
+func (c *coldStore) checkpoint(index uint64) error {
+	if err := c.flushPending(); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := c.db.Update(func(tx *bbolt.Tx) error { return c.putMeta(tx, index, nil) }); err != nil {
+		return fmt.Errorf("raftstore: fsm.db checkpoint: %w", err)
+	}
+	c.applied = max(c.applied, index)
+	return c.db.Sync()
+}
+
+// dropPagesLocked drops fsm.db's pages from this process's mapping: every
+// page a write or a scan touched would otherwise count in RSS. c.mu is
+// held, so no write transaction (the only thing that remaps the file) runs
+// meanwhile and the mapping read from /proc/self/maps is the live one:
+// MADV_DONTNEED is safe, and the pages stay in the page cache.
+func (c *coldStore) dropPagesLocked() {
+	c.touched = 0
+	dropMappedPages(c.path, dropNow)
+}
+
+// close marks the file clean after syncing it, then closes it.
+func (c *coldStore) close() error {
+	if err := c.flushPending(); err != nil {
+		c.log.Warn("raftstore: closing fsm.db with writes pending; the next start replays them from the log", "err", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.db.Sync()
+	if err == nil {
+		err = c.db.Update(func(tx *bbolt.Tx) error {
+			return tx.Bucket([]byte(coldMetaName)).Put([]byte(coldClean), []byte("1"))
+		})
+	}
+	if err == nil {
+		err = c.db.Sync()
+	}
+	if cerr := c.db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("raftstore: close fsm.db: %w", err)
+	}
+	return nil
+}
+
+// coldLoad replaces the cold buckets' contents (a snapshot restore), in
+// transactions of coldLoadTx bytes, with c.mu held throughout.
+type coldLoad struct {
+	c      *coldStore
+	tx     *bbolt.Tx
+	bytes  int
+	counts map[string]int
+}
+
+const coldLoadTx = 16 << 20
+
+func (c *coldStore) beginLoad() *coldLoad {
+	c.mu.Lock()
+	return &coldLoad{c: c, counts: map[string]int{}}
+}
+
+// reset empties every cold bucket.
+func (l *coldLoad) reset() error { return l.c.emptyTx() }
+
+func (l *coldLoad) put(bucket, key string, r Record) error {
+	if l.tx == nil {
+		tx, err := l.c.db.Begin(true)
+		if err != nil {
+			return fmt.Errorf("fsm.db: load: %w", err)
+		}
+		l.tx = tx
+	}
+	v := binary.AppendUvarint(make([]byte, 0, len(r.Value)+10), r.Rev)
+	v = append(v, r.Value...)
+	if err := l.tx.Bucket([]byte(bucket)).Put([]byte(key), v); err != nil {
+		return fmt.Errorf("fsm.db: load: %w", err)
+	}
+	l.counts[bucket]++
+	l.bytes += len(key) + len(v)
+	if l.bytes >= coldLoadTx {
+		return l.commit()
+	}
+	return nil
+}
+
+func (l *coldLoad) commit() error {
+	if l.tx == nil {
+		return nil
+	}
+	err := l.tx.Commit()
+	l.tx, l.bytes = nil, 0
+	l.c.noteWrittenLocked()
+	if err != nil {
+		return fmt.Errorf("fsm.db: load: %w", err)
+	}
+	return nil
+}
+
+// finish records the counts and index and syncs the file.
+func (l *coldLoad) finish(applied uint64) error {
+	if err := l.commit(); err != nil {
+		return err
+	}
+	c := l.c
+	delta := map[string]int{}
+	for n := range c.names {
+		delta[n] = l.counts[n] - c.counts[n]
+	}
+	c.applied = 0
+	if err := c.db.Update(func(tx *bbolt.Tx) error { return c.putMeta(tx, applied, delta) }); err != nil {
+		return fmt.Errorf("fsm.db: load: %w", err)
+	}
+	for n, d := range delta {
+		c.counts[n] += d
+	}
+	c.applied = applied
+	if err := c.db.Sync(); err != nil {
+		return fmt.Errorf("fsm.db: load: sync: %w", err)
+	}
+	return nil
+}
+
+// end rolls back an unfinished transaction and releases c.mu.
+func (l *coldLoad) end() {
+	if l.tx != nil {
+		_ = l.tx.Rollback()
+		l.tx = nil
+	}
+	l.c.mu.Unlock()
+}

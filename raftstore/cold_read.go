@@ -1,0 +1,242 @@
+package raftstore
+
+import (
+	"bytes"
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"go.etcd.io/bbolt"
+)
+
+// Reads of the cold buckets. They read fsm.db in short read transactions;
+// while writes are pending (cold.go: a full disk), they also see those, the
+// slow way (only then).
+
+// decodeColdValue splits a stored value into rev and a copy of the bytes.
+func decodeColdValue(v []byte) (Record, bool) {
+	rev, n := binary.Uvarint(v)
+	if n <= 0 {
+		return Record{}, false
+	}
+	return Record{Rev: rev, Value: append(make([]byte, 0, len(v)-n), v[n:]...)}, true
+}
+
+// overlay is the newest pending op per key of bucket (nil: none pending).
+func (c *coldStore) overlay(bucket string) map[string]coldOp {
+	if !c.hasPending.Load() {
+		return nil
+	}
+	c.pendMu.RLock()
+	defer c.pendMu.RUnlock()
+	var m map[string]coldOp
+	for _, o := range c.pending {
+		if o.op.Bucket == bucket {
+			if m == nil {
+				m = map[string]coldOp{}
+			}
+			m[o.op.Key] = o
+		}
+	}
+	return m
+}
+
+func (c *coldStore) get(bucket, key string) (Record, bool) {
+	if o, ok := c.overlay(bucket)[key]; ok {
+		if o.op.Kind == OpDelete {
+			return Record{}, false
+		}
+		return Record{Value: o.op.Value, Rev: o.index}, true
+	}
+	return c.fileGet(bucket, key)
+}
+
+func (c *coldStore) fileGet(bucket, key string) (Record, bool) {
+	var r Record
+	var ok bool
+	_ = c.db.View(func(tx *bbolt.Tx) error {
+		if b := tx.Bucket([]byte(bucket)); b != nil {
+			if v := b.Get([]byte(key)); v != nil {
+				r, ok = decodeColdValue(v)
+			}
+		}
+		return nil
+	})
+	return r, ok
+}
+
+func (c *coldStore) len(bucket string) int {
+	c.mu.Lock()
+	n := c.counts[bucket]
+	c.mu.Unlock()
+	for k, o := range c.overlay(bucket) {
+		_, inFile := c.fileGet(bucket, k)
+		switch {
+		case o.op.Kind == OpPut && !inFile:
+			n++
+		case o.op.Kind == OpDelete && inFile:
+			n--
+		}
+	}
+	return n
+}
+
+// count is the number of keys with prefix.
+func (c *coldStore) count(bucket, prefix string) int {
+	if prefix == "" {
+		return c.len(bucket)
+	}
+	if c.overlay(bucket) != nil {
+		n := 0
+		c.scan(bucket, prefix, false, func(string, Record) bool { n++; return true })
+		return n
+	}
+	n := 0
+	_ = c.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		p := []byte(prefix)
+		cur := b.Cursor()
+		for k, _ := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = cur.Next() {
+			n++
+		}
+		return nil
+	})
+	return n
+}
+
+// scan calls fn for every key with prefix, in key order (descending when
+// reverse). It copies coldChunk records per read transaction and calls fn
+// outside it, so fn may call anything, and a long scan holds no
+// transaction (which would pin freed pages).
+func (c *coldStore) scan(bucket, prefix string, reverse bool, fn func(string, Record) bool) {
+	if ov := c.overlay(bucket); ov != nil {
+		c.scanWithOverlay(bucket, prefix, reverse, ov, fn)
+		return
+	}
+	c.fileScan(bucket, prefix, reverse, fn)
+}
+
+// scanWithOverlay merges the pending ops into a copy of the whole range.
+func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[string]coldOp, fn func(string, Record) bool) {
+	var all []kv
+	c.fileScan(bucket, prefix, false, func(k string, r Record) bool {
+		if _, over := ov[k]; !over {
+			all = append(all, kv{k, r})
+		}
+		return true
+	})
+	for k, o := range ov {
+		if o.op.Kind == OpPut && strings.HasPrefix(k, prefix) {
+			all = append(all, kv{k, Record{Value: o.op.Value, Rev: o.index}})
+		}
+	}
+	slices.SortFunc(all, func(a, b kv) int {
+		if reverse {
+			return strings.Compare(b.key, a.key)
+		}
+		return strings.Compare(a.key, b.key)
+	})
+	for _, e := range all {
+		if !fn(e.key, e.rec) {
+			return
+		}
+	}
+}
+
+func (c *coldStore) fileScan(bucket, prefix string, reverse bool, fn func(string, Record) bool) {
+	p := []byte(prefix)
+	var last []byte // key of the last record handed out
+	for {
+		var chunk []kv
+		var read uint64
+		_ = c.db.View(func(tx *bbolt.Tx) error {
+			b := tx.Bucket([]byte(bucket))
+			if b == nil {
+				return nil
+			}
+			cur := b.Cursor()
+			k, v := seekCold(cur, p, last, reverse)
+			for ; k != nil && bytes.HasPrefix(k, p) && len(chunk) < coldChunk; k, v = step(cur, reverse) {
+				if r, ok := decodeColdValue(v); ok {
+					chunk = append(chunk, kv{string(k), r})
+					read += uint64(len(k) + len(v))
+				}
+				last = append(last[:0], k...)
+			}
+			return nil
+		})
+		c.noteRead(read)
+		for _, e := range chunk {
+			if !fn(e.key, e.rec) {
+				return
+			}
+		}
+		if len(chunk) < coldChunk {
+			return
+		}
+	}
+}
+
+// seekCold positions cur at the first record of a scan, or after last.
+func seekCold(cur *bbolt.Cursor, prefix, last []byte, reverse bool) ([]byte, []byte) {
+	if last != nil {
+		k, v := cur.Seek(last)
+		if reverse {
+			if k == nil {
+				return cur.Last()
+			}
+			return cur.Prev() // Seek lands on last itself or the next key
+		}
+		if k != nil && bytes.Equal(k, last) {
+			return cur.Next()
+		}
+		return k, v
+	}
+	if !reverse {
+		return cur.Seek(prefix)
+	}
+	end := prefixEnd(prefix)
+	if end == nil {
+		return cur.Last()
+	}
+	if k, _ := cur.Seek(end); k == nil {
+		return cur.Last()
+	}
+	return cur.Prev()
+}
+
+func step(cur *bbolt.Cursor, reverse bool) ([]byte, []byte) {
+	if reverse {
+		return cur.Prev()
+	}
+	return cur.Next()
+}
+
+// prefixEnd is the smallest key greater than every key with prefix (nil:
+// none, the prefix is empty or all 0xff).
+func prefixEnd(prefix []byte) []byte {
+	end := append([]byte(nil), prefix...)
+	for i := len(end) - 1; i >= 0; i-- {
+		if end[i] < 0xff {
+			end[i]++
+			return end[:i+1]
+		}
+	}
+	return nil
+}
+
+// noteRead counts bytes read, so large reads also make dropping pages due.
+func (c *coldStore) noteRead(n uint64) {
+	if n == 0 {
+		return
+	}
+	c.mu.Lock()
+	c.touched += n
+	if c.touched >= coldDropAfter {
+		c.dropPagesLocked()
+	}
+	c.mu.Unlock()
+}

@@ -1,0 +1,383 @@
+package raftstore
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"go.etcd.io/bbolt"
+)
+
+// coldConfig is testConfig with bucket "h" kept on disk.
+func coldConfig(t testing.TB, dir string) Config {
+	cfg := testConfig(t, testLogger(t), dir)
+	cfg.DiskBuckets = []string{"h"}
+	return cfg
+}
+
+// newColdFSM is a bare fsm whose bucket "h" lives in dir/fsm.db.
+func newColdFSM(t *testing.T, dir string) *fsm {
+	t.Helper()
+	f := newFSM(testLogger(t))
+	c, err := openCold(dir, []string{"h"}, true, f.log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.close() })
+	f.cold = c
+	return f
+}
+
+func keys(s *Store, bucket, prefix string, reverse bool) []string {
+	var out []string
+	fn := func(k string, _ Record) bool { out = append(out, k); return true }
+	if reverse {
+		s.ScanReverse(bucket, prefix, fn)
+	} else {
+		s.Scan(bucket, prefix, fn)
+	}
+	return out
+}
+
+func TestDiskBucketReadsAndWrites(t *testing.T) {
+	t.Parallel()
+	s := mustOpen(t, coldConfig(t, t.TempDir()))
+	// 600 keys under "a/" (more than one scan chunk), 3 under "b/", one "a"
+	var ops []Op
+	for i := range 600 {
+		ops = append(ops, put("h", fmt.Sprintf("a/%04d", i), fmt.Sprint(i)))
+	}
+	ops = append(ops, put("h", "a", "bare"), put("h", "b/1", "x"), put("h", "b/2", "y"), put("h", "b/3", "z"), put("mem", "k", "v"))
+	idx := mustApply(t, s, Batch{Ops: ops})
+	if r, ok := s.Get("h", "a/0042"); !ok || string(r.Value) != "42" || r.Rev != idx {
+		t.Fatalf("Get = %+v %v, want 42@%d", r, ok, idx)
+	}
+	if _, ok := s.Get("h", "nope"); ok {
+		t.Fatal("Get of a missing key found it")
+	}
+	if n := s.Len("h"); n != 604 {
+		t.Fatalf("Len = %d, want 604", n)
+	}
+	if n := s.Count("h", "a/"); n != 600 {
+		t.Fatalf("Count(a/) = %d, want 600", n)
+	}
+	if n := s.Count("mem", ""); n != 1 {
+		t.Fatalf("Count(mem) = %d", n)
+	}
+	got := keys(s, "h", "a/", false)
+	if len(got) != 600 || got[0] != "a/0000" || got[599] != "a/0599" {
+		t.Fatalf("Scan(a/) = %d keys %v..%v", len(got), got[0], got[len(got)-1])
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i-1] >= got[i] {
+			t.Fatalf("Scan out of order at %d: %s %s", i, got[i-1], got[i])
+		}
+	}
+	rev := keys(s, "h", "a/", true)
+	if len(rev) != 600 || rev[0] != "a/0599" || rev[599] != "a/0000" {
+		t.Fatalf("ScanReverse(a/) = %d keys %v..%v", len(rev), rev[0], rev[len(rev)-1])
+	}
+	if got := keys(s, "h", "b/", true); strings.Join(got, ",") != "b/3,b/2,b/1" {
+		t.Fatalf("ScanReverse(b/) = %v", got)
+	}
+	if got := keys(s, "h", "", false); len(got) != 604 || got[0] != "a" {
+		t.Fatalf("Scan(all) = %d keys from %v", len(got), got[0])
+	}
+	if got := keys(s, "h", "", true); len(got) != 604 || got[0] != "b/3" {
+		t.Fatalf("ScanReverse(all) = %d keys from %v", len(got), got[0])
+	}
+	// early stop, and a write from inside the callback (no transaction held)
+	n := 0
+	s.Scan("h", "a/", func(k string, _ Record) bool {
+		if n == 300 {
+			mustApply(t, s, Batch{Ops: []Op{put("h", "c", "from scan")}})
+		}
+		n++
+		return n < 400
+	})
+	if n != 400 {
+		t.Fatalf("scan stopped after %d, want 400", n)
+	}
+	mustApply(t, s, Batch{Ops: []Op{del("h", "a"), del("h", "never")}})
+	if n := s.Len("h"); n != 604 { // +c -a
+		t.Fatalf("Len after delete = %d, want 604", n)
+	}
+	// conditions on a disk bucket are refused before anything is written
+	_, err := s.Apply(context.Background(), Batch{Conds: []Cond{{Kind: CondAbsent, Bucket: "h", Key: "x"}},
+		Ops: []Op{put("mem", "k2", "v")}})
+	if !errors.Is(err, ErrInvalidBatch) {
+		t.Fatalf("cond on a disk bucket: err = %v, want ErrInvalidBatch", err)
+	}
+	if _, ok := s.Get("mem", "k2"); ok {
+		t.Fatal("refused batch was written")
+	}
+}
+
+func TestDiskBucketSurvivesRestart(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := coldConfig(t, dir)
+	s, err := Open(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), "v"), put("mem", "last", fmt.Sprint(i))}})
+	}
+	if err := s.Snapshot(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 50; i < 80; i++ {
+		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), "v"), del("h", fmt.Sprintf("k%02d", i-50))}})
+	}
+	want := dump(s, "h", "mem")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, cfg)
+	if got := dump(s, "h", "mem"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after restart:\n got %v\nwant %v", got, want)
+	}
+	if n := s.Len("h"); n != 50 {
+		t.Fatalf("Len = %d, want 50", n)
+	}
+}
+
+// setColdMeta rewrites fsm.db's meta keys, as a power loss would leave an
+// unsynced file for another boot.
+func setColdMeta(t *testing.T, dir string, kv map[string]string) {
+	t.Helper()
+	db, err := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(func(tx *bbolt.Tx) error {
+		for k, v := range kv {
+			if err := tx.Bucket([]byte(coldMetaName)).Put([]byte(k), []byte(v)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUntrustedDiskBucketIsRebuilt(t *testing.T) {
+	t.Parallel()
+	for _, snapshot := range []bool{false, true} {
+		t.Run(fmt.Sprint("snapshot=", snapshot), func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			cfg := coldConfig(t, dir)
+			s, err := Open(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range 40 {
+				mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
+				if snapshot && i == 20 {
+					if err := s.Snapshot(); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			want := dump(s, "h")
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			// not closed cleanly, on another boot; and some records lost
+			setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot"})
+			db, _ := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
+			_ = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("h")).Delete([]byte("k05")) })
+			_ = db.Close()
+			s = mustOpen(t, cfg)
+			if got := dump(s, "h"); fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("after rebuild:\n got %v\nwant %v", got, want)
+			}
+			if n := s.Len("h"); n != 40 {
+				t.Fatalf("Len = %d, want 40", n)
+			}
+		})
+	}
+}
+
+func TestStaleDiskBucketFileIsDropped(t *testing.T) {
+	t.Parallel()
+	old := t.TempDir()
+	s := mustOpen(t, coldConfig(t, old))
+	mustApply(t, s, Batch{Ops: []Op{put("h", "old", "x")}})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	fresh := t.TempDir()
+	raw, err := os.ReadFile(filepath.Join(old, coldFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(fresh, coldFile), raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s = mustOpen(t, coldConfig(t, fresh))
+	if _, ok := s.Get("h", "old"); ok {
+		t.Fatal("a fresh raft directory kept another store's fsm.db")
+	}
+}
+
+func TestColdSnapshotRestore(t *testing.T) {
+	t.Parallel()
+	src := newColdFSM(t, t.TempDir())
+	src.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "k1", "v1"), put("mem", "m", "x")}}))
+	src.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "k2", "")}}))
+	snap, err := src.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src.Apply(cmdLog(3, Batch{Ops: []Op{put("h", "k3", "after"), del("h", "k1")}})) // not in the snapshot
+	sink := &memSink{}
+	if err := snap.Persist(sink); err != nil {
+		t.Fatal(err)
+	}
+	dst := newColdFSM(t, t.TempDir())
+	dst.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "junk", "j")}}))
+	if err := dst.Restore(io.NopCloser(sink.Reader())); err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"k1": "v1@1", "k2": "@2"} {
+		r, ok := dst.get("h", k)
+		if got := fmt.Sprintf("%s@%d", r.Value, r.Rev); !ok || got != want {
+			t.Errorf("h/%s = %s %v, want %s", k, got, ok, want)
+		}
+	}
+	for _, k := range []string{"k3", "junk"} {
+		if _, ok := dst.get("h", k); ok {
+			t.Errorf("h/%s present after restore", k)
+		}
+	}
+	if r, ok := dst.get("mem", "m"); !ok || string(r.Value) != "x" {
+		t.Errorf("mem/m = %+v %v", r, ok)
+	}
+	if n := dst.len("h"); n != 2 {
+		t.Errorf("len = %d, want 2", n)
+	}
+	// a store without disk buckets cannot take this snapshot
+	if err := newTestFSM(t).Restore(io.NopCloser(sink.Reader())); err == nil {
+		t.Error("a store without disk buckets restored a snapshot with cold records")
+	}
+	// truncated in the cold section
+	b := sink.Bytes()
+	if err := newColdFSM(t, t.TempDir()).Restore(io.NopCloser(bytes.NewReader(b[:len(b)-3]))); err == nil {
+		t.Error("truncated snapshot restored")
+	}
+}
+
+// A version 1 snapshot (everything in memory) restored by a store that
+// keeps "h" on disk moves "h" into fsm.db.
+func TestV1SnapshotMovesDiskBuckets(t *testing.T) {
+	t.Parallel()
+	var v1 []byte
+	v1 = append(v1, snapshotV1)
+	v1 = binary.AppendUvarint(v1, 7)
+	v1 = binary.AppendUvarint(v1, 2)
+	v1 = appendString(v1, "h")
+	v1 = binary.AppendUvarint(v1, 1)
+	v1 = appendString(v1, "k")
+	v1 = binary.AppendUvarint(v1, 5)
+	v1 = appendBytes(v1, []byte("hist"))
+	v1 = appendString(v1, "mem")
+	v1 = binary.AppendUvarint(v1, 1)
+	v1 = appendString(v1, "m")
+	v1 = binary.AppendUvarint(v1, 6)
+	v1 = appendBytes(v1, []byte("x"))
+	f := newColdFSM(t, t.TempDir())
+	if err := f.Restore(io.NopCloser(bytes.NewReader(v1))); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := f.get("h", "k"); !ok || string(r.Value) != "hist" || r.Rev != 5 {
+		t.Fatalf("h/k = %+v %v", r, ok)
+	}
+	f.mu.RLock()
+	_, inMem := f.data["h"]
+	f.mu.RUnlock()
+	if inMem {
+		t.Fatal("disk bucket left in memory")
+	}
+	if err := newTestFSM(t).Restore(io.NopCloser(bytes.NewReader(v1))); err != nil {
+		t.Fatalf("v1 snapshot without disk buckets: %v", err)
+	}
+}
+
+// While fsm.db cannot be written (a full disk), the FSM goes on: reads see
+// the pending writes, no snapshot is taken, and the next write that works
+// writes them too.
+func TestDiskBucketWritesPendWhileTheFileFails(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a", "1"), put("h", "b", "2")}}))
+	full := errors.New("no space left on device")
+	var fail atomic.Bool
+	fail.Store(true)
+	f.cold.failWrite = func() error {
+		if fail.Load() {
+			return full
+		}
+		return nil
+	}
+	if r := f.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "c", "3"), del("h", "a"), put("mem", "m", "x")}})); r != nil {
+		t.Fatalf("Apply with the file failing = %v", r)
+	}
+	f.Apply(cmdLog(3, Batch{Ops: []Op{put("h", "b", "2b")}}))
+	check := func(when string) {
+		t.Helper()
+		if _, ok := f.get("h", "a"); ok {
+			t.Errorf("%s: deleted key still read", when)
+		}
+		if r, ok := f.get("h", "c"); !ok || string(r.Value) != "3" || r.Rev != 2 {
+			t.Errorf("%s: h/c = %+v %v", when, r, ok)
+		}
+		if r, ok := f.get("h", "b"); !ok || string(r.Value) != "2b" || r.Rev != 3 {
+			t.Errorf("%s: h/b = %+v %v", when, r, ok)
+		}
+		if n := f.len("h"); n != 2 {
+			t.Errorf("%s: len = %d, want 2", when, n)
+		}
+		var got []string
+		f.scan("h", "", true, func(k string, r Record) bool { got = append(got, k+"="+string(r.Value)); return true })
+		if strings.Join(got, ",") != "c=3,b=2b" {
+			t.Errorf("%s: reverse scan = %v", when, got)
+		}
+		if n := f.cold.count("h", "b"); n != 1 {
+			t.Errorf("%s: count(b) = %d", when, n)
+		}
+	}
+	check("pending")
+	if f.cold.appliedIndex() != 1 {
+		t.Fatalf("file's applied index moved to %d with writes pending", f.cold.appliedIndex())
+	}
+	if _, err := f.Snapshot(); err == nil {
+		t.Fatal("snapshot taken with writes pending")
+	}
+	fail.Store(false)
+	f.Apply(cmdLog(4, Batch{Ops: []Op{put("mem", "m", "y")}})) // no cold ops: nothing retried yet
+	snap, err := f.Snapshot()
+	if err != nil {
+		t.Fatalf("snapshot once the file works: %v", err)
+	}
+	snap.Release()
+	if f.cold.hasPending.Load() {
+		t.Fatal("still pending after the file recovered")
+	}
+	check("written")
+	if r, ok := f.cold.fileGet("h", "c"); !ok || string(r.Value) != "3" {
+		t.Fatalf("pending write not in the file: %+v %v", r, ok)
+	}
+}

@@ -1,0 +1,346 @@
+package raftstore
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/hashicorp/raft"
+	"go.etcd.io/bbolt"
+)
+
+// Snapshot format (integers are uvarints, strings and bytes
+// length-prefixed with a uvarint). Snapshots live on disk and travel
+// between nodes: add a version, keep decoding the old ones.
+//
+//	byte version (1 or 2)
+//	uvarint applied index
+//	uvarint bucket count, then per in-memory bucket:
+//	  string name, uvarint record count, then per record: string key, uvarint rev, bytes value
+//	version 2 only, the cold buckets (cold.go), streamed:
+//	  per bucket: byte 1, string name, then per record: byte 1, string key, uvarint rev, bytes value; byte 0
+//	  byte 0
+//
+// Version 1 has no cold section: a store with cold buckets moves them out
+// of the maps when it restores one.
+const (
+	snapshotV1      byte = 1
+	snapshotVersion byte = 2
+)
+
+// Snapshot implements raft.FSM: it copies the maps (records are immutable,
+// so a shallow copy is a consistent snapshot) and opens a read transaction
+// on fsm.db (a consistent view at the same index, since the FSM writes it
+// only from this goroutine); Persist does the I/O.
+func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
+	f.ring.snapshotted()
+	applied := f.applied.get()
+	snap := &fsmSnapshot{applied: applied, ring: f.ring}
+	if f.cold != nil {
+		if err := f.cold.checkpoint(applied); err != nil {
+			return nil, err
+		}
+		tx, err := f.cold.db.Begin(false)
+		if err != nil {
+			return nil, fmt.Errorf("raftstore: snapshot: fsm.db: %w", err)
+		}
+		snap.cold, snap.coldNames = tx, f.cold.names
+	}
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	snap.data = make(buckets, len(f.data))
+	for b, m := range f.data {
+		mc := make(map[string]Record, len(m))
+		for k, r := range m {
+			mc[k] = r
+		}
+		snap.data[b] = mc
+	}
+	return snap, nil
+}
+
+type fsmSnapshot struct {
+	data      buckets
+	applied   uint64
+	ring      *sizeRing // told the size written
+	cold      *bbolt.Tx // read transaction on fsm.db; nil: no cold buckets
+	coldNames map[string]bool
+	release   sync.Once
+}
+
+// Persist implements raft.FSMSnapshot. It runs concurrently with Apply,
+// on its own copy of the maps and its own view of fsm.db.
+func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
+	defer s.Release()
+	cw := &countingWriter{w: sink}
+	if err := s.write(cw); err != nil {
+		_ = sink.Cancel()
+		return fmt.Errorf("raftstore: persist snapshot: %w", err)
+	}
+	if err := sink.Close(); err != nil {
+		return fmt.Errorf("raftstore: persist snapshot: close: %w", err)
+	}
+	if s.ring != nil {
+		s.ring.persisted(cw.n)
+	}
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n uint64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += uint64(n)
+	return n, err
+}
+
+func (s *fsmSnapshot) write(w io.Writer) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var scratch []byte
+	flush := func(force bool) error {
+		if !force && len(scratch) < 32<<10 {
+			return nil
+		}
+		_, err := bw.Write(scratch)
+		scratch = scratch[:0]
+		return err
+	}
+	scratch = append(scratch, snapshotVersion)
+	scratch = binary.AppendUvarint(scratch, s.applied)
+	scratch = binary.AppendUvarint(scratch, uint64(len(s.data)))
+	for name, m := range s.data {
+		scratch = appendString(scratch, name)
+		scratch = binary.AppendUvarint(scratch, uint64(len(m)))
+		for k, r := range m {
+			scratch = appendString(scratch, k)
+			scratch = binary.AppendUvarint(scratch, r.Rev)
+			scratch = appendBytes(scratch, r.Value)
+			if err := flush(false); err != nil {
+				return err
+			}
+		}
+	}
+	if s.cold != nil {
+		for name := range s.coldNames {
+			b := s.cold.Bucket([]byte(name))
+			if b == nil {
+				continue
+			}
+			scratch = append(scratch, 1)
+			scratch = appendString(scratch, name)
+			err := b.ForEach(func(k, v []byte) error {
+				r, ok := decodeColdValue(v)
+				if !ok {
+					return fmt.Errorf("fsm.db: bucket %q key %q: bad value", name, k)
+				}
+				scratch = append(scratch, 1)
+				scratch = appendBytes(scratch, k)
+				scratch = binary.AppendUvarint(scratch, r.Rev)
+				scratch = appendBytes(scratch, r.Value)
+				return flush(false)
+			})
+			if err != nil {
+				return err
+			}
+			scratch = append(scratch, 0)
+		}
+	}
+	scratch = append(scratch, 0)
+	if err := flush(true); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// Release implements raft.FSMSnapshot: it ends the read transaction.
+func (s *fsmSnapshot) Release() {
+	s.release.Do(func() {
+		if s.cold != nil {
+			_ = s.cold.Rollback()
+		}
+	})
+}
+
+// Restore implements raft.FSM: it decodes into fresh state, swaps it in,
+// then tells watchers with a Reset event. The cold section is skipped when
+// fsm.db already holds every entry up to the snapshot's index (a restart),
+// else fsm.db's cold buckets are replaced by it (a snapshot from the leader,
+// or a file that could not be trusted).
+func (f *fsm) Restore(rc io.ReadCloser) error {
+	defer rc.Close()
+	r := &streamDecoder{r: bufio.NewReaderSize(rc, 64<<10)}
+	version := r.byte()
+	if r.err == nil && version != snapshotV1 && version != snapshotVersion {
+		return fmt.Errorf("raftstore: restore: unknown snapshot version %d", version)
+	}
+	applied := r.uvarint()
+	nb := r.uvarint()
+	data := make(buckets)
+	for i := uint64(0); i < nb && r.err == nil; i++ {
+		name := string(r.bytes())
+		n := r.uvarint()
+		m := make(map[string]Record, min(n, 1<<16))
+		for j := uint64(0); j < n && r.err == nil; j++ {
+			k := string(r.bytes())
+			rev := r.uvarint()
+			m[k] = Record{Rev: rev, Value: r.bytes()}
+		}
+		if r.err == nil && len(m) > 0 {
+			data[name] = m
+		}
+	}
+	if r.err != nil {
+		return fmt.Errorf("raftstore: restore: decode snapshot: %w", r.err)
+	}
+	consumed, err := f.restoreCold(r, version, applied, data)
+	if err != nil {
+		return fmt.Errorf("raftstore: restore: %w", err)
+	}
+	if consumed {
+		if _, err := r.r.ReadByte(); err == nil {
+			return fmt.Errorf("raftstore: restore: decode snapshot: trailing bytes after offset %d", r.off)
+		}
+	}
+	f.mu.Lock()
+	f.data = data
+	f.mu.Unlock()
+	f.applied.reset(applied)
+	f.ring.reset()
+	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data))
+	f.notify(Event{Index: applied, Reset: true})
+	return nil
+}
+
+// restoreCold brings fsm.db to the snapshot's cold state (or leaves it when
+// it holds that state already) and removes cold buckets from data.
+// consumed reports whether the whole stream was read.
+func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data buckets) (consumed bool, err error) {
+	if f.cold == nil {
+		if version == snapshotVersion && r.byte() != 0 && r.err == nil {
+			return false, errors.New("snapshot has cold buckets but this store keeps none")
+		}
+		return true, r.err
+	}
+	if version == snapshotVersion && f.cold.appliedIndex() >= applied {
+		f.log.Info("raftstore: restore: fsm.db holds the snapshot's cold buckets already", "applied", applied,
+			"fsm_db_applied", f.cold.appliedIndex())
+		for n := range f.cold.names {
+			delete(data, n)
+		}
+		return false, nil
+	}
+	load := f.cold.beginLoad()
+	defer load.end()
+	if err := load.reset(); err != nil {
+		return false, err
+	}
+	for n := range f.cold.names { // version 1: the cold buckets were in memory
+		for k, rec := range data[n] {
+			if err := load.put(n, k, rec); err != nil {
+				return false, err
+			}
+		}
+		delete(data, n)
+	}
+	if version == snapshotVersion {
+		for r.byte() == 1 && r.err == nil {
+			name := string(r.bytes())
+			for r.byte() == 1 && r.err == nil {
+				k := string(r.bytes())
+				rev := r.uvarint()
+				v := r.bytes()
+				if r.err == nil && f.cold.names[name] {
+					if err := load.put(name, k, Record{Rev: rev, Value: v}); err != nil {
+						return false, err
+					}
+				}
+			}
+		}
+		if r.err != nil {
+			return false, fmt.Errorf("decode snapshot: %w", r.err)
+		}
+	}
+	return true, load.finish(applied)
+}
+
+// streamDecoder reads the snapshot encoding from a stream. The first error
+// sticks; later reads return zero values.
+type streamDecoder struct {
+	r   *bufio.Reader
+	off int64
+	err error
+}
+
+func (d *streamDecoder) fail(err error) {
+	if d.err == nil {
+		if errors.Is(err, io.EOF) {
+			err = errShort
+		}
+		d.err = fmt.Errorf("offset %d: %w", d.off, err)
+	}
+}
+
+func (d *streamDecoder) byte() byte {
+	if d.err != nil {
+		return 0
+	}
+	b, err := d.r.ReadByte()
+	if err != nil {
+		d.fail(err)
+		return 0
+	}
+	d.off++
+	return b
+}
+
+func (d *streamDecoder) uvarint() uint64 {
+	if d.err != nil {
+		return 0
+	}
+	v, err := binary.ReadUvarint(byteCounter{d})
+	if err != nil {
+		d.fail(err)
+		return 0
+	}
+	return v
+}
+
+type byteCounter struct{ d *streamDecoder }
+
+func (b byteCounter) ReadByte() (byte, error) {
+	c, err := b.d.r.ReadByte()
+	if err == nil {
+		b.d.off++
+	}
+	return c, err
+}
+
+// maxSnapshotValue bounds one length-prefixed field, so corrupt input cannot
+// force a huge allocation (a config is at most 10 MiB).
+const maxSnapshotValue = 256 << 20
+
+// bytes reads a length-prefixed field (never nil on success, so a put of
+// an empty value reads back as a present, empty value).
+func (d *streamDecoder) bytes() []byte {
+	n := d.uvarint()
+	if d.err != nil {
+		return nil
+	}
+	if n > maxSnapshotValue {
+		d.fail(fmt.Errorf("field of %d bytes", n))
+		return nil
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(d.r, p); err != nil {
+		d.fail(err)
+		return nil
+	}
+	d.off += int64(n)
+	return p
+}
