@@ -117,7 +117,8 @@ func openColdDB(path string) (*bbolt.DB, error) {
 	for _, size := range []int{coldMmap, 1 << 30, 0} {
 		var db *bbolt.DB
 		err = guarded(func() (err error) {
-			db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, NoSync: true, NoGrowSync: true, InitialMmapSize: size})
+			db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, NoSync: true, NoGrowSync: true,
+				InitialMmapSize: size, FreelistType: bbolt.FreelistMapType})
 			return err
 		})
 		if err == nil {
@@ -385,8 +386,9 @@ func (c *coldStore) putMeta(tx *bbolt.Tx, index uint64, delta map[string]int) er
 }
 
 // checkpoint records index as applied (every entry up to it is in the file,
-// with or without cold ops) and syncs the file. Called on the FSM goroutine
-// when a snapshot is taken.
+// with or without cold ops). Called on the FSM goroutine when a snapshot is
+// taken. No sync: an unsynced file is trusted only within the boot that
+// wrote it (init), and a sync of a large dirty file would hold up the FSM.
 func (c *coldStore) checkpoint(index uint64) error {
 	if err := c.flushPending(); err != nil {
 		return err
@@ -397,7 +399,7 @@ func (c *coldStore) checkpoint(index uint64) error {
 		return fmt.Errorf("raftstore: fsm.db checkpoint: %w", err)
 	}
 	c.applied = max(c.applied, index)
-	return c.db.Sync()
+	return nil
 }
 
 // dropPagesLocked drops fsm.db's pages from this process's mapping: every
@@ -505,10 +507,7 @@ func (l *coldLoad) finish(applied uint64) error {
 	for n, d := range delta {
 		c.counts[n] += d
 	}
-	c.applied = applied
-	if err := c.db.Sync(); err != nil {
-		return fmt.Errorf("fsm.db: load: sync: %w", err)
-	}
+	c.applied = applied // unsynced, as every write (see checkpoint)
 	return nil
 }
 

@@ -88,7 +88,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 	}
 	if c.overlay(bucket) != nil {
 		n := 0
-		c.scan(bucket, prefix, false, func(string, Record) bool { n++; return true })
+		c.scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
 		return n
 	}
 	n := 0
@@ -111,18 +111,25 @@ func (c *coldStore) count(bucket, prefix string) int {
 // reverse). It copies coldChunk records per read transaction and calls fn
 // outside it, so fn may call anything, and a long scan holds no
 // transaction (which would pin freed pages).
-func (c *coldStore) scan(bucket, prefix string, reverse bool, fn func(string, Record) bool) {
+// The first skip records are passed over without copying their values.
+func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	if ov := c.overlay(bucket); ov != nil {
-		c.scanWithOverlay(bucket, prefix, reverse, ov, fn)
+		c.scanWithOverlay(bucket, prefix, reverse, ov, func(k string, r Record) bool {
+			if skip > 0 {
+				skip--
+				return true
+			}
+			return fn(k, r)
+		})
 		return
 	}
-	c.fileScan(bucket, prefix, reverse, fn)
+	c.fileScan(bucket, prefix, reverse, skip, fn)
 }
 
 // scanWithOverlay merges the pending ops into a copy of the whole range.
 func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[string]coldOp, fn func(string, Record) bool) {
 	var all []kv
-	c.fileScan(bucket, prefix, false, func(k string, r Record) bool {
+	c.fileScan(bucket, prefix, false, 0, func(k string, r Record) bool {
 		if _, over := ov[k]; !over {
 			all = append(all, kv{k, r})
 		}
@@ -146,9 +153,26 @@ func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[
 	}
 }
 
-func (c *coldStore) fileScan(bucket, prefix string, reverse bool, fn func(string, Record) bool) {
+func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	p := []byte(prefix)
 	var last []byte // key of the last record handed out
+	if skip > 0 {
+		_ = c.db.View(func(tx *bbolt.Tx) error {
+			b := tx.Bucket([]byte(bucket))
+			if b == nil {
+				return nil
+			}
+			cur := b.Cursor()
+			for k, _ := seekCold(cur, p, nil, reverse); k != nil && bytes.HasPrefix(k, p) && skip > 0; k, _ = step(cur, reverse) {
+				last = append(last[:0], k...)
+				skip--
+			}
+			return nil
+		})
+		if skip > 0 {
+			return // fewer records than skip
+		}
+	}
 	for {
 		var chunk []kv
 		var read uint64

@@ -40,7 +40,7 @@ func keys(s *Store, bucket, prefix string, reverse bool) []string {
 	var out []string
 	fn := func(k string, _ Record) bool { out = append(out, k); return true }
 	if reverse {
-		s.ScanReverse(bucket, prefix, fn)
+		s.ScanReverse(bucket, prefix, 0, fn)
 	} else {
 		s.Scan(bucket, prefix, fn)
 	}
@@ -84,6 +84,17 @@ func TestDiskBucketReadsAndWrites(t *testing.T) {
 	rev := keys(s, "h", "a/", true)
 	if len(rev) != 600 || rev[0] != "a/0599" || rev[599] != "a/0000" {
 		t.Fatalf("ScanReverse(a/) = %d keys %v..%v", len(rev), rev[0], rev[len(rev)-1])
+	}
+	var paged []string
+	s.ScanReverse("h", "a/", 590, func(k string, _ Record) bool { paged = append(paged, k); return true })
+	if len(paged) != 10 || paged[0] != "a/0009" || paged[9] != "a/0000" {
+		t.Fatalf("ScanReverse(a/, skip 590) = %v", paged)
+	}
+	paged = nil
+	s.ScanReverse("h", "a/", 600, func(k string, _ Record) bool { paged = append(paged, k); return true })
+	s.ScanReverse("mem", "", 1, func(k string, _ Record) bool { paged = append(paged, k); return true })
+	if len(paged) != 0 {
+		t.Fatalf("skipping everything returned %v", paged)
 	}
 	if got := keys(s, "h", "b/", true); strings.Join(got, ",") != "b/3,b/2,b/1" {
 		t.Fatalf("ScanReverse(b/) = %v", got)

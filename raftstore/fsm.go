@@ -224,8 +224,13 @@ type kv struct {
 // buckets are scanned in no particular order, cold ones in key order
 // (descending when reverse); reverse sorts an in-memory bucket's keys.
 func (f *fsm) scan(bucket, prefix string, reverse bool, fn func(string, Record) bool) {
+	f.scanSkip(bucket, prefix, reverse, 0, fn)
+}
+
+// scanSkip is scan that passes over the first skip records.
+func (f *fsm) scanSkip(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	if f.cold.isCold(bucket) {
-		f.cold.scan(bucket, prefix, reverse, fn)
+		f.cold.scan(bucket, prefix, reverse, skip, fn)
 		return
 	}
 	f.mu.RLock()
@@ -240,7 +245,10 @@ func (f *fsm) scan(bucket, prefix string, reverse bool, fn func(string, Record) 
 	if reverse {
 		slices.SortFunc(entries, func(a, b kv) int { return strings.Compare(b.key, a.key) })
 	}
-	for _, e := range entries {
+	for i, e := range entries {
+		if i < skip {
+			continue
+		}
 		if !fn(e.key, e.rec) {
 			return
 		}

@@ -47,7 +47,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		if err != nil {
 			return nil, fmt.Errorf("raftstore: snapshot: fsm.db: %w", err)
 		}
-		snap.cold, snap.coldNames = tx, f.cold.names
+		snap.cold, snap.coldNames, snap.coldPath = tx, f.cold.names, f.cold.path
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -68,6 +68,7 @@ type fsmSnapshot struct {
 	ring      *sizeRing // told the size written
 	cold      *bbolt.Tx // read transaction on fsm.db; nil: no cold buckets
 	coldNames map[string]bool
+	coldPath  string
 	release   sync.Once
 }
 
@@ -127,6 +128,7 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		}
 	}
 	if s.cold != nil {
+		streamed := 0
 		for name := range s.coldNames {
 			b := s.cold.Bucket([]byte(name))
 			if b == nil {
@@ -143,6 +145,12 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 				scratch = appendBytes(scratch, k)
 				scratch = binary.AppendUvarint(scratch, r.Rev)
 				scratch = appendBytes(scratch, r.Value)
+				if streamed += len(k) + len(v); streamed >= coldDropAfter {
+					// the pages read so far would stay in RSS; the FSM may
+					// write (and bolt remap) meanwhile, so only MADV_PAGEOUT
+					dropMappedPages(s.coldPath, pageOut)
+					streamed = 0
+				}
 				return flush(false)
 			})
 			if err != nil {

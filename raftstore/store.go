@@ -114,7 +114,10 @@ func (s *Store) open() error {
 	// error instead of a hang.
 	var bs *raftboltdb.BoltStore
 	if err := guarded(func() (err error) {
-		bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second}})
+		bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
+			// the freelist is rebuilt on open instead of written by every commit
+			// (raft.db is bounded by the log's size, so the scan is short)
+			NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
 		return err
 	}); err != nil {
 		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
@@ -527,9 +530,10 @@ func (s *Store) Scan(bucket, prefix string, fn func(key string, r Record) bool) 
 }
 
 // ScanReverse is Scan in descending key order (an in-memory bucket's
-// matching keys are copied and sorted first).
-func (s *Store) ScanReverse(bucket, prefix string, fn func(key string, r Record) bool) {
-	s.fsm.scan(bucket, prefix, true, fn)
+// matching keys are copied and sorted first), passing over the first skip
+// records without reading their values (a disk bucket's page N).
+func (s *Store) ScanReverse(bucket, prefix string, skip int, fn func(key string, r Record) bool) {
+	s.fsm.scanSkip(bucket, prefix, true, skip, fn)
 }
 
 // Len returns the number of records in bucket.

@@ -39,7 +39,7 @@ type Store interface {
 	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
 	// ScanReverse is Scan in descending key order; Count counts the keys
 	// with a prefix. History (DiskBuckets) is read through them page by page.
-	ScanReverse(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
+	ScanReverse(bucket, prefix string, skip int, fn func(key string, r raftstore.Record) bool)
 	Count(bucket, prefix string) int
 	Watch(fn func(raftstore.Event)) (cancel func())
 }
@@ -139,6 +139,8 @@ type Service struct {
 // immutable: writers replace pointers under Service.mu.
 type item struct {
 	info *Info
+	// infoRev is the store revision info was decoded from.
+	infoRev uint64
 	// infoMod is the cached last-modified time of info: it only moves when
 	// the MD5 changes (ConfigCacheService.updateMd5), as Java's
 	// Last-Modified header does.
@@ -237,7 +239,7 @@ func (s *Service) reloadLocked() {
 			s.log.Error("skipping undecodable config", "key", k, "err", err)
 			return true
 		}
-		s.setInfoLocked(k, &in)
+		s.setInfoLocked(k, &in, r.Rev)
 		return true
 	})
 	s.store.Scan(BucketBeta, "", func(k string, r raftstore.Record) bool {
@@ -263,7 +265,7 @@ func (s *Service) reloadLocked() {
 	if r, ok := s.store.Get(BucketMeta, metaNidKey); ok {
 		fmt.Sscan(string(r.Value), &maxNid)
 	}
-	s.store.ScanReverse(BucketHistoryNid, "", func(k string, _ raftstore.Record) bool {
+	s.store.ScanReverse(BucketHistoryNid, "", 0, func(k string, _ raftstore.Record) bool {
 		if n, err := strconv.ParseInt(k, 10, 64); err == nil && n > maxNid {
 			maxNid = n
 		}
@@ -289,7 +291,7 @@ func (s *Service) dropIfEmptyLocked(gk string, it *item) {
 	}
 }
 
-func (s *Service) setInfoLocked(gk string, in *Info) {
+func (s *Service) setInfoLocked(gk string, in *Info, rev uint64) {
 	it := s.itemLocked(gk)
 	if it.info != nil && it.info.ID != in.ID {
 		delete(s.byID, it.info.ID)
@@ -297,9 +299,21 @@ func (s *Service) setInfoLocked(gk string, in *Info) {
 	if it.info == nil || it.info.MD5 != in.MD5 {
 		it.infoMod = in.Modified
 	}
-	it.info = in
+	it.info, it.infoRev = in, rev
 	s.byID[in.ID] = gk
 	s.ids.seenID(in.ID)
+}
+
+// cachedInfo is the cached decoded config of gk when it is the store's
+// revision rev (a write's read-modify step then skips decoding it), else nil.
+// The Info is shared: never modify it.
+func (s *Service) cachedInfo(gk string, rev uint64) *Info {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if it := s.items[gk]; it != nil && it.info != nil && it.infoRev == rev {
+		return it.info
+	}
+	return nil
 }
 
 func (s *Service) setBetaLocked(gk string, b *Beta) {
@@ -356,7 +370,7 @@ func (s *Service) onEvent(ev raftstore.Event) {
 				continue
 			}
 			changed := it == nil || it.info == nil || it.info.MD5 != in.MD5
-			s.setInfoLocked(gk, &in)
+			s.setInfoLocked(gk, &in, ev.Index)
 			if changed {
 				wakes = append(wakes, wake{gk: gk})
 			}

@@ -155,7 +155,7 @@ func (f *fakeStore) Scan(bucket, prefix string, fn func(string, raftstore.Record
 	}
 }
 
-func (f *fakeStore) ScanReverse(bucket, prefix string, fn func(string, raftstore.Record) bool) {
+func (f *fakeStore) ScanReverse(bucket, prefix string, skip int, fn func(string, raftstore.Record) bool) {
 	type kr struct {
 		k string
 		r raftstore.Record
@@ -163,7 +163,10 @@ func (f *fakeStore) ScanReverse(bucket, prefix string, fn func(string, raftstore
 	var all []kr
 	f.Scan(bucket, prefix, func(k string, r raftstore.Record) bool { all = append(all, kr{k, r}); return true })
 	sort.Slice(all, func(i, j int) bool { return all[i].k > all[j].k })
-	for _, e := range all {
+	for i, e := range all {
+		if i < skip {
+			continue
+		}
 		if !fn(e.k, e.r) {
 			return
 		}

@@ -333,12 +333,8 @@ func (s *Service) HistoryPage(dataID, group, tenant string, pageNo, pageSize int
 	if skip < 0 {
 		return total, nil
 	}
-	s.store.ScanReverse(BucketHistory, prefix, func(k string, r raftstore.Record) bool {
+	s.store.ScanReverse(BucketHistory, prefix, skip, func(k string, r raftstore.Record) bool {
 		if g, _, ok := splitNulKey(k); !ok || g != gk {
-			return true
-		}
-		if skip > 0 {
-			skip--
 			return true
 		}
 		var h History

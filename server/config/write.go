@@ -61,7 +61,9 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 		now := s.nowMs()
 		old, exists := s.store.Get(BucketInfo, gk)
 		var prev Info
-		if exists {
+		if c := s.cachedInfo(gk, old.Rev); exists && c != nil {
+			prev = *c
+		} else if exists {
 			if err := decode(old.Value, &prev); err != nil {
 				s.log.Error("overwriting undecodable config", "key", gk, "err", err)
 				exists = false
