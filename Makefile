@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-cluster conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
+.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -75,6 +75,12 @@ bench-scale:
 # (NACOSD_HISTORY_PUBLISHES to change the count; server/cmd/nacosd-load/history.sh).
 bench-history:
 	GO=$(GO) bash server/cmd/nacosd-load/history.sh
+
+# Start to first answer with 100 000 configs and 100 000 persistent
+# instances in the store (not in CI); writes the section "Start-up with a
+# full store (issue 13)" of docs/benchmarks.md (server/cmd/nacosd-load/startup.sh).
+bench-start:
+	GO=$(GO) bash server/cmd/nacosd-load/startup.sh
 
 conformance:
 	bash conformance/ci.sh

@@ -42,9 +42,9 @@ const (
 	coldBoot      = "boot"
 	coldCountPref = "n\x00" // + bucket name: number of keys
 	// coldMmap is fsm.db's initial mapping: address space only. While the
-	// file is smaller, bolt never remaps, so a snapshot's long read
-	// transaction does not block the FSM's writes, and dropping resident
-	// pages (dropPages) cannot race with a remap.
+	// file is smaller bolt never remaps, so the FSM's write transactions
+	// never wait for readers (a remap takes bolt's mmap lock against every
+	// open read transaction: history pages, a snapshot's reads).
 	coldMmap = 8 << 30
 	// coldDropAfter is how many bytes of pages written or read make
 	// dropPages due.

@@ -22,6 +22,30 @@ type logStore struct {
 	failAt  time.Time // when it failed
 }
 
+// deleteChunk is how many entries one DeleteRange transaction removes.
+const deleteChunk = 2048
+
+// DeleteRange implements raft.LogStore in transactions of deleteChunk
+// entries: raft compacts the log after a snapshot with one call, and bolt's
+// single writer lock held for a large range (a minute's worth of durable
+// publishes: seconds) blocked every StoreLogs meanwhile, so writes timed out
+// being enqueued.
+func (l *logStore) DeleteRange(min, max uint64) error {
+	for lo := min; lo <= max; lo += deleteChunk {
+		hi := lo + deleteChunk - 1
+		if hi > max || hi < lo {
+			hi = max
+		}
+		if err := l.BoltStore.DeleteRange(lo, hi); err != nil {
+			return err
+		}
+		if hi == max {
+			break
+		}
+	}
+	return nil
+}
+
 // StoreLog implements raft.LogStore.
 func (l *logStore) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Log{log}) }
 

@@ -6,10 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync"
+	"sort"
 
 	"github.com/hashicorp/raft"
-	"go.etcd.io/bbolt"
 )
 
 // Snapshot format (integers are uvarints, strings and bytes
@@ -32,9 +31,17 @@ const (
 )
 
 // Snapshot implements raft.FSM: it copies the maps (records are immutable,
-// so a shallow copy is a consistent snapshot) and opens a read transaction
-// on fsm.db (a consistent view at the same index, since the FSM writes it
-// only from this goroutine); Persist does the I/O.
+// so a shallow copy is a consistent snapshot); Persist does the I/O.
+//
+// The cold buckets are not copied: Persist reads them in short read
+// transactions while the FSM goes on writing, so their section is fuzzy —
+// every record as of the snapshot's index or a later one. That is enough:
+// raft replays every entry after the snapshot's index onto it, cold ops only
+// put and delete whole records and no condition reads a cold bucket, so the
+// replay ends in exactly the state of the log (as in ZooKeeper's fuzzy
+// snapshots). A long read transaction instead would pin every page the FSM
+// frees meanwhile: the file and bolt's freelist grew by the whole write
+// volume of every snapshot.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.ring.snapshotted()
 	applied := f.applied.get()
@@ -43,11 +50,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		if err := f.cold.checkpoint(applied); err != nil {
 			return nil, err
 		}
-		tx, err := f.cold.db.Begin(false)
-		if err != nil {
-			return nil, fmt.Errorf("raftstore: snapshot: fsm.db: %w", err)
-		}
-		snap.cold, snap.coldNames, snap.coldPath = tx, f.cold.names, f.cold.path
+		snap.cold = f.cold
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -65,17 +68,14 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 type fsmSnapshot struct {
 	data      buckets
 	applied   uint64
-	ring      *sizeRing // told the size written
-	cold      *bbolt.Tx // read transaction on fsm.db; nil: no cold buckets
-	coldNames map[string]bool
-	coldPath  string
-	release   sync.Once
+	ring      *sizeRing  // told the size written
+	cold      *coldStore // read while persisting; nil: no cold buckets
+	coldBytes uint64     // size of the cold section written
 }
 
 // Persist implements raft.FSMSnapshot. It runs concurrently with Apply,
-// on its own copy of the maps and its own view of fsm.db.
+// on its own copy of the maps (and a fuzzy read of fsm.db, see Snapshot).
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
-	defer s.Release()
 	cw := &countingWriter{w: sink}
 	if err := s.write(cw); err != nil {
 		_ = sink.Cancel()
@@ -85,7 +85,11 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 		return fmt.Errorf("raftstore: persist snapshot: close: %w", err)
 	}
 	if s.ring != nil {
-		s.ring.persisted(cw.n)
+		// disk buckets count an eighth: rewriting all of a large history for
+		// every few MiB of log would be wasteful, letting the log grow to its
+		// size would make replays and compactions long; so the log grows to
+		// an eighth of it between snapshots
+		s.ring.persisted(cw.n - s.coldBytes + s.coldBytes/8)
 	}
 	return nil
 }
@@ -128,30 +132,23 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 		}
 	}
 	if s.cold != nil {
-		streamed := 0
-		for name := range s.coldNames {
-			b := s.cold.Bucket([]byte(name))
-			if b == nil {
-				continue
-			}
+		names := make([]string, 0, len(s.cold.names))
+		for n := range s.cold.names {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
 			scratch = append(scratch, 1)
 			scratch = appendString(scratch, name)
-			err := b.ForEach(func(k, v []byte) error {
-				r, ok := decodeColdValue(v)
-				if !ok {
-					return fmt.Errorf("fsm.db: bucket %q key %q: bad value", name, k)
-				}
+			var err error
+			s.cold.fileScan(name, "", false, 0, func(k string, r Record) bool {
 				scratch = append(scratch, 1)
-				scratch = appendBytes(scratch, k)
+				scratch = appendString(scratch, k)
 				scratch = binary.AppendUvarint(scratch, r.Rev)
 				scratch = appendBytes(scratch, r.Value)
-				if streamed += len(k) + len(v); streamed >= coldDropAfter {
-					// the pages read so far would stay in RSS; the FSM may
-					// write (and bolt remap) meanwhile, so only MADV_PAGEOUT
-					dropMappedPages(s.coldPath, pageOut)
-					streamed = 0
-				}
-				return flush(false)
+				s.coldBytes += uint64(len(k) + len(r.Value) + 4)
+				err = flush(false)
+				return err == nil
 			})
 			if err != nil {
 				return err
@@ -166,14 +163,8 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 	return bw.Flush()
 }
 
-// Release implements raft.FSMSnapshot: it ends the read transaction.
-func (s *fsmSnapshot) Release() {
-	s.release.Do(func() {
-		if s.cold != nil {
-			_ = s.cold.Rollback()
-		}
-	})
-}
+// Release implements raft.FSMSnapshot.
+func (s *fsmSnapshot) Release() {}
 
 // Restore implements raft.FSM: it decodes into fresh state, swaps it in,
 // then tells watchers with a Reset event. The cold section is skipped when

@@ -68,7 +68,7 @@ func run(args []string, out, log io.Writer) error {
 	fs.IntVar(&o.keys, "keys", 10000, "listeners: keys listened")
 	fs.IntVar(&o.clients, "clients", 1000, "listeners: clients (one long poll each)")
 	fs.IntVar(&o.publishes, "publishes", 300, "listeners: publishes measured")
-	fs.StringVar(&o.set, "set", "instances", "preload: instances or configs")
+	fs.StringVar(&o.set, "set", "instances", "preload: instances, configs, configs100k or persistent100k")
 	fs.StringVar(&o.url, "url", "", "wait: URL to poll")
 	fs.Int64Var(&o.since, "since", 0, "wait: start time of the server, Unix ns")
 	fs.StringVar(&o.pprof, "pprof", "", "serve the started nacosd's pprof profiles on this loopback address (-pprof-addr)")

@@ -24,8 +24,19 @@ func preload(addr, what string) error {
 			body := "dataId=wrk-" + fmt.Sprint(i) + ".yaml&group=WRK&content=" + url.QueryEscape(content)
 			reqs = append(reqs, request("POST", "/nacos/v1/cs/configs", "application/x-www-form-urlencoded", nil, []byte(body)))
 		}
+	case "configs100k": // start-up figure: 100 000 configs of 1 KB
+		content := url.QueryEscape(strings.Repeat("k: 0123456789abcdef0123456789abcdef\n", 29)[:1024])
+		for i := range 100000 {
+			body := "dataId=start-" + fmt.Sprint(i) + ".yaml&group=START&content=" + content
+			reqs = append(reqs, request("POST", "/nacos/v1/cs/configs", "application/x-www-form-urlencoded", nil, []byte(body)))
+		}
+	case "persistent100k": // start-up figure: 100 000 persistent instances, 1 000 services
+		for i := range 100000 {
+			reqs = append(reqs, request("POST", fmt.Sprintf("/nacos/v1/ns/instance?serviceName=start.svc.%d&ip=10.%d.%d.%d&port=8080&ephemeral=false",
+				i%1000, (i/65536)%256, (i/256)%256, i%256), "", nil, nil))
+		}
 	default:
-		return fmt.Errorf("preload: unknown set %q (instances, configs)", what)
+		return fmt.Errorf("preload: unknown set %q (instances, configs, configs100k, persistent100k)", what)
 	}
 	bad, first, err := doAll(addr, reqs, 16)
 	if err != nil {
