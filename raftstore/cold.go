@@ -48,7 +48,7 @@ const (
 	coldMmap = 8 << 30
 	// coldDropAfter is how many bytes of pages written or read make
 	// dropPages due.
-	coldDropAfter = 8 << 20
+	coldDropAfter = 2 << 20
 	// coldChunk is how many records a scan copies per read transaction.
 	coldChunk = 256
 )
@@ -118,7 +118,7 @@ func openColdDB(path string) (*bbolt.DB, error) {
 		var db *bbolt.DB
 		err = guarded(func() (err error) {
 			db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, NoSync: true, NoGrowSync: true,
-				InitialMmapSize: size, FreelistType: bbolt.FreelistMapType})
+				InitialMmapSize: size})
 			return err
 		})
 		if err == nil {
@@ -409,7 +409,7 @@ func (c *coldStore) checkpoint(index uint64) error {
 // MADV_DONTNEED is safe, and the pages stay in the page cache.
 func (c *coldStore) dropPagesLocked() {
 	c.touched = 0
-	dropMappedPages(c.path, dropNow)
+	dropMappedPages(c.path)
 }
 
 // close marks the file clean after syncing it, then closes it.

@@ -92,6 +92,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 		return n
 	}
 	n := 0
+	var read uint64
 	_ = c.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		if b == nil {
@@ -99,11 +100,13 @@ func (c *coldStore) count(bucket, prefix string) int {
 		}
 		p := []byte(prefix)
 		cur := b.Cursor()
-		for k, _ := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, _ = cur.Next() {
+		for k, v := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = cur.Next() {
 			n++
+			read += uint64(len(k) + len(v)) // values sit in the leaf pages walked
 		}
 		return nil
 	})
+	c.noteRead(read)
 	return n
 }
 
@@ -157,18 +160,21 @@ func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn f
 	p := []byte(prefix)
 	var last []byte // key of the last record handed out
 	if skip > 0 {
+		var read uint64
 		_ = c.db.View(func(tx *bbolt.Tx) error {
 			b := tx.Bucket([]byte(bucket))
 			if b == nil {
 				return nil
 			}
 			cur := b.Cursor()
-			for k, _ := seekCold(cur, p, nil, reverse); k != nil && bytes.HasPrefix(k, p) && skip > 0; k, _ = step(cur, reverse) {
+			for k, v := seekCold(cur, p, nil, reverse); k != nil && bytes.HasPrefix(k, p) && skip > 0; k, v = step(cur, reverse) {
 				last = append(last[:0], k...)
 				skip--
+				read += uint64(len(k) + len(v))
 			}
 			return nil
 		})
+		c.noteRead(read)
 		if skip > 0 {
 			return // fewer records than skip
 		}

@@ -121,14 +121,14 @@ func (c *compactor) due(since uint64) {
 
 func (c *compactor) run() {
 	defer close(c.done)
-	drop := time.NewTicker(10 * time.Second)
+	drop := time.NewTicker(2 * time.Second)
 	defer drop.Stop()
 	for {
 		select {
 		case <-c.s.closed:
 			return
 		case <-drop.C:
-			dropMappedPages(c.s.logPath(), pageOut)
+			c.s.logs.dropPages()
 			continue
 		case <-c.hint:
 		}
@@ -166,6 +166,6 @@ func (c *compactor) snapshot() error {
 		return s.mapErr("snapshot", err)
 	}
 	s.log.Info("raftstore: snapshot after the log grew past SnapshotBytes", "bytes", s.cfg.SnapshotBytes, "trailing_logs", keep)
-	dropMappedPages(s.logPath(), pageOut) // the compaction read the deleted range
+	s.logs.dropPages() // the compaction read the deleted range
 	return nil
 }

@@ -16,6 +16,11 @@ import (
 // that into an ErrStorage error naming the cause while the failure lasts.
 type logStore struct {
 	*raftboltdb.BoltStore
+	path string // raft.db
+
+	// wmu serialises the writes (bolt remaps its file only in a write
+	// transaction) with dropPages.
+	wmu sync.Mutex
 
 	mu      sync.Mutex
 	failErr error     // last failed write; nil after a successful one
@@ -36,7 +41,10 @@ func (l *logStore) DeleteRange(min, max uint64) error {
 		if hi > max || hi < lo {
 			hi = max
 		}
-		if err := l.BoltStore.DeleteRange(lo, hi); err != nil {
+		l.wmu.Lock()
+		err := l.BoltStore.DeleteRange(lo, hi)
+		l.wmu.Unlock()
+		if err != nil {
 			return err
 		}
 		if hi == max {
@@ -51,23 +59,40 @@ func (l *logStore) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Lo
 
 // StoreLogs implements raft.LogStore and records the outcome.
 func (l *logStore) StoreLogs(logs []*raft.Log) error {
+	l.wmu.Lock()
 	err := l.BoltStore.StoreLogs(logs)
+	l.wmu.Unlock()
 	l.record(err)
 	return err
 }
 
 // Set implements raft.StableStore and records the outcome.
 func (l *logStore) Set(k, v []byte) error {
+	l.wmu.Lock()
 	err := l.BoltStore.Set(k, v)
+	l.wmu.Unlock()
 	l.record(err)
 	return err
 }
 
 // SetUint64 implements raft.StableStore and records the outcome.
 func (l *logStore) SetUint64(k []byte, v uint64) error {
+	l.wmu.Lock()
 	err := l.BoltStore.SetUint64(k, v)
+	l.wmu.Unlock()
 	l.record(err)
 	return err
+}
+
+// dropPages unmaps raft.db's resident pages (pages_linux.go) between
+// writes.
+func (l *logStore) dropPages() {
+	if l.path == "" {
+		return
+	}
+	l.wmu.Lock()
+	dropMappedPages(l.path)
+	l.wmu.Unlock()
 }
 
 func (l *logStore) record(err error) {

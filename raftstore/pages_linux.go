@@ -11,26 +11,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// How dropMappedPages gives pages back.
-const (
-	// pageOut (MADV_PAGEOUT) reclaims pages; safe on any memory (it never
-	// discards data: anonymous pages are swapped out or left alone), so
-	// for raft.db, which bolt may remap at any time (raft's writes grow
-	// it): the range read from /proc/self/maps may be something else by
-	// the time it is advised.
-	pageOut = unix.MADV_PAGEOUT
-	// dropNow (MADV_DONTNEED) unmaps pages at once, keeping them in the
-	// page cache; only while the mapping cannot change (fsm.db under its
-	// write lock).
-	dropNow = unix.MADV_DONTNEED
-)
-
-// dropMappedPages gives back the resident pages of this process's shared
-// read-only mappings of path (bolt's). Without it every page bolt ever read
-// through its mapping (raft.db: a replay, a compaction's DeleteRange, a
-// follower's catch-up; fsm.db: every write and scan) would count in the
-// process's RSS.
-func dropMappedPages(path string, advice int) {
+// dropMappedPages unmaps the resident pages of this process's shared
+// read-only mappings of path (bolt's) with MADV_DONTNEED; they stay in the
+// page cache and fault back in when read. Without it every page bolt ever
+// read through its mapping (raft.db: every commit's path to the newest
+// leaf, a replay, a compaction's DeleteRange, a follower's catch-up;
+// fsm.db: every write and scan) would count in the process's RSS.
+//
+// The caller must hold the lock that serialises the file's write
+// transactions, the only thing that remaps it: the range read from
+// /proc/self/maps is then the live mapping (advising a range bolt had
+// unmapped could zero memory reused by the heap).
+func dropMappedPages(path string) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return
@@ -60,6 +52,6 @@ func dropMappedPages(path string, advice int) {
 			continue
 		}
 		mem := unsafe.Slice((*byte)(unsafe.Add(nil, uintptr(start))), int(end-start))
-		_ = unix.Madvise(mem, advice)
+		_ = unix.Madvise(mem, unix.MADV_DONTNEED)
 	}
 }

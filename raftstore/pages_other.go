@@ -2,10 +2,5 @@
 
 package raftstore
 
-const (
-	pageOut = 0
-	dropNow = 0
-)
-
 // dropMappedPages is a no-op off Linux.
-func dropMappedPages(string, int) {}
+func dropMappedPages(string) {}

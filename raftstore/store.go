@@ -117,13 +117,13 @@ func (s *Store) open() error {
 		bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
 			// the freelist is rebuilt on open instead of written by every commit
 			// (raft.db is bounded by the log's size, so the scan is short)
-			NoFreelistSync: true, FreelistType: bbolt.FreelistMapType}})
+			NoFreelistSync: true}})
 		return err
 	}); err != nil {
 		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
 	}
 	s.bolt = bs
-	ls := &logStore{BoltStore: bs}
+	ls := &logStore{BoltStore: bs, path: dbPath}
 	s.logs = ls
 	if err := v.verifyLog(ls, damagedSnaps); err != nil {
 		return err
@@ -216,7 +216,7 @@ func (s *Store) open() error {
 	s.compactor = c
 	go c.run()
 	err = s.catchUp()
-	dropMappedPages(s.logPath(), pageOut) // the replay read the log
+	s.logs.dropPages() // the replay read the log
 	return err
 }
 
@@ -245,9 +245,6 @@ func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool) 
 	}
 	return c, nil
 }
-
-// logPath is raft.db's path.
-func (s *Store) logPath() string { return filepath.Join(s.cfg.Dir, "raft.db") }
 
 // trailingLogs is the configured TrailingLogs or raft's default.
 func (s *Store) trailingLogs() uint64 {
