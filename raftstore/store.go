@@ -13,6 +13,7 @@
 package raftstore
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -206,6 +207,8 @@ func (s *Store) open() error {
 		if err := s.pinSingleNode(rc, ls, snaps, trans); err != nil {
 			return err
 		}
+	} else if err := ls.Set(pinnedKey, nil); err != nil { // a member's configuration is its cluster's
+		return fmt.Errorf("raftstore: open: %w", err)
 	}
 	c := s.newCompactor()
 	r, err := raft.NewRaft(rc, s.fsm, ls, ls, snaps, trans)
@@ -265,13 +268,30 @@ func (discardFSM) Snapshot() (raft.FSMSnapshot, error) {
 }
 func (discardFSM) Restore(rc io.ReadCloser) error { return rc.Close() }
 
+// pinnedKey is the stable-store key naming the identity (ID and address)
+// whose sole-voter configuration pinSingleNode last found or wrote.
+var pinnedKey = []byte("nacosd_pinned_standalone")
+
 // pinSingleNode rewrites a stored configuration that is not exactly this
-// node as the sole voter (Config.Standalone).
-func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.SnapshotStore, trans raft.Transport) error {
+// node as the sole voter (Config.Standalone). Reading the stored
+// configuration reads the newest snapshot through (raft checks its CRC)
+// and the log after it, seconds with a large state: when the last start
+// pinned this same identity, nothing can have changed it (a standalone node
+// adds no voters; a start in cluster mode clears the key).
+func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.SnapshotStore, trans raft.Transport) (err error) {
 	has, err := raft.HasExistingState(bs, bs, snaps)
 	if err != nil || !has {
 		return err
 	}
+	identity := []byte(string(rc.LocalID) + " " + string(trans.LocalAddr()))
+	if v, err := bs.Get(pinnedKey); err == nil && bytes.Equal(v, identity) {
+		return nil
+	}
+	defer func() {
+		if err == nil {
+			err = bs.Set(pinnedKey, identity)
+		}
+	}()
 	probe := *rc // GetConfiguration marks the config it gets as skip-startup
 	cur, err := raft.GetConfiguration(&probe, discardFSM{}, bs, bs, snaps, trans)
 	if err != nil {

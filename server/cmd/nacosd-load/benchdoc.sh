@@ -23,12 +23,13 @@ replace_section() {
   rm -f "$tmp"
 }
 
-# wait_load: the machine is shared; wait up to a minute for load <= 2.
+# wait_load: the machine is shared; wait up to a minute for load <= 2
+# (NACOSD_BENCH_WAIT_ROUNDS 5-second rounds, default 12; 0 = do not wait).
 wait_load() {
   local i
-  for i in $(seq 12); do
+  for i in $(seq "${NACOSD_BENCH_WAIT_ROUNDS:-12}"); do
     awk -v l="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN { exit !(l > 2) }' || return 0
-    echo "load $(cut -d' ' -f1 /proc/loadavg) > 2, waiting ($i/12)" >&2
+    echo "load $(cut -d' ' -f1 /proc/loadavg) > 2, waiting ($i/${NACOSD_BENCH_WAIT_ROUNDS:-12})" >&2
     sleep 5
   done
 }
