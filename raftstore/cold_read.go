@@ -258,13 +258,19 @@ func prefixEnd(prefix []byte) []byte {
 	return nil
 }
 
+// faultAround is how much more than it reads a scan maps: the kernel maps
+// up to 16 pages around each page fault (fault_around_bytes, 64 KiB) when
+// they are in the page cache, and a bucket's leaves in key order lie
+// scattered over the file, among other keys' pages.
+const faultAround = 16
+
 // noteRead counts bytes read, so large reads also make dropping pages due.
 func (c *coldStore) noteRead(n uint64) {
 	if n == 0 {
 		return
 	}
 	c.mu.Lock()
-	c.touched += n
+	c.touched += n * faultAround
 	if c.touched >= coldDropAfter {
 		c.dropPagesLocked()
 	}
