@@ -94,7 +94,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
 		}
 		var r error
-		r, cold = f.applyBatch(l.Index, b, cold, l.Index <= skipBelow)
+		cold, r = f.applyBatch(l.Index, b, cold, l.Index <= skipBelow)
 		res[i] = r
 		f.outcomes.record(l.Index, l.Data, r)
 		if r == nil && len(b.Ops) > 0 {
@@ -117,7 +117,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 // in-memory ops at once, cold ops appended to cold (unless skipCold: the
 // file has them). A failed condition returns a *CondError and changes
 // nothing.
-func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) (error, []coldOp) {
+func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) ([]coldOp, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, c := range b.Conds {
@@ -132,7 +132,7 @@ func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) (e
 			holds = ok && r.Rev == c.Rev
 		}
 		if !holds {
-			return &CondError{Index: i, Cond: c}, cold
+			return cold, &CondError{Index: i, Cond: c}
 		}
 	}
 	for _, op := range b.Ops {
@@ -159,7 +159,7 @@ func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) (e
 			}
 		}
 	}
-	return nil, cold
+	return cold, nil
 }
 
 // notify calls every watcher, in registration order, on the caller's
