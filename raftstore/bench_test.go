@@ -10,11 +10,12 @@ import (
 )
 
 // BenchmarkApply measures durable (fsynced) single-op batches through a
-// one-node store: sequentially, and from GOMAXPROCS*4 goroutines, where
-// raft batches concurrent entries into one fsync.
+// one-node store: sequentially, and from GOMAXPROCS*4 and GOMAXPROCS*16
+// goroutines (32 on two CPUs: wrk -c32's concurrency), where raft batches
+// concurrent entries into one fsync.
 func BenchmarkApply(b *testing.B) {
 	value := make([]byte, 256)
-	for _, mode := range []string{"sequential", "parallel"} {
+	for _, mode := range []string{"sequential", "parallel", "parallel16"} {
 		b.Run(mode, func(b *testing.B) {
 			cfg := testConfig(b, slog.New(slog.DiscardHandler), b.TempDir())
 			cfg.CommitTimeout = time.Millisecond
@@ -35,6 +36,9 @@ func BenchmarkApply(b *testing.B) {
 				}
 			} else {
 				b.SetParallelism(4)
+				if mode == "parallel16" {
+					b.SetParallelism(16)
+				}
 				b.RunParallel(func(pb *testing.PB) {
 					for pb.Next() {
 						apply()
