@@ -359,7 +359,9 @@ func (c *coldStore) tryWrite(ops []coldOp, index uint64) error {
 // RSS grow.
 func (c *coldStore) noteWrittenLocked() {
 	alloc := uint64(c.db.Stats().TxStats.PageAlloc)
-	c.touched += alloc - c.pageAlloc
+	// plus the leaves the transaction read on its way, each mapped with
+	// the kernel's fault-around: a page per transaction, roughly
+	c.touched += alloc - c.pageAlloc + 4096*faultAround
 	c.pageAlloc = alloc
 	if c.touched >= coldDropAfter {
 		c.dropPagesLocked()

@@ -3,7 +3,6 @@ package raftstore
 import (
 	"errors"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -121,15 +120,10 @@ func (c *compactor) due(since uint64) {
 
 func (c *compactor) run() {
 	defer close(c.done)
-	drop := time.NewTicker(2 * time.Second)
-	defer drop.Stop()
 	for {
 		select {
 		case <-c.s.closed:
 			return
-		case <-drop.C:
-			c.s.logs.dropPages()
-			continue
 		case <-c.hint:
 		}
 		// a hint sent while the last snapshot was starting is stale

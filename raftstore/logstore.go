@@ -20,7 +20,8 @@ type logStore struct {
 
 	// wmu serialises the writes (bolt remaps its file only in a write
 	// transaction) with dropPages.
-	wmu sync.Mutex
+	wmu     sync.Mutex
+	written int // log bytes stored since the last dropPages (under wmu)
 
 	mu      sync.Mutex
 	failErr error     // last failed write; nil after a successful one
@@ -61,6 +62,15 @@ func (l *logStore) StoreLog(log *raft.Log) error { return l.StoreLogs([]*raft.Lo
 func (l *logStore) StoreLogs(logs []*raft.Log) error {
 	l.wmu.Lock()
 	err := l.BoltStore.StoreLogs(logs)
+	for _, lg := range logs {
+		l.written += len(lg.Data)
+	}
+	if l.written >= logDropAfter && l.path != "" {
+		// every commit reads the newest leaf through the mapping, and the
+		// kernel maps the pages around it, just written: they add up
+		dropMappedPages(l.path)
+		l.written = 0
+	}
 	l.wmu.Unlock()
 	l.record(err)
 	return err
@@ -84,6 +94,10 @@ func (l *logStore) SetUint64(k []byte, v uint64) error {
 	return err
 }
 
+// logDropAfter is how many bytes of log entries make dropping raft.db's
+// pages due.
+const logDropAfter = 4 << 20
+
 // dropPages unmaps raft.db's resident pages (pages_linux.go) between
 // writes.
 func (l *logStore) dropPages() {
@@ -92,6 +106,7 @@ func (l *logStore) dropPages() {
 	}
 	l.wmu.Lock()
 	dropMappedPages(l.path)
+	l.written = 0
 	l.wmu.Unlock()
 }
 
