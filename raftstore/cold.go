@@ -75,7 +75,6 @@ type coldStore struct {
 	counts    map[string]int
 	touched   uint64 // bytes written or read since the last page drop
 	pageAlloc uint64 // bolt's count of page bytes allocated, when last read
-	trusted   bool   // false: the cold buckets were emptied on open
 }
 
 // openCold opens (or creates) dir/fsm.db with the given buckets. fresh
@@ -144,8 +143,7 @@ func (c *coldStore) init() error {
 		}
 		clean := string(meta.Get([]byte(coldClean))) == "1"
 		sameBoot := boot != "" && string(meta.Get([]byte(coldBoot))) == boot
-		c.trusted = clean || sameBoot
-		if !c.trusted {
+		if trusted := clean || sameBoot; !trusted {
 			if err := c.emptyLocked(tx); err != nil {
 				return err
 			}

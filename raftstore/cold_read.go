@@ -92,21 +92,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 		return n
 	}
 	n := 0
-	var read uint64
-	_ = c.db.View(func(tx *bbolt.Tx) error {
-		b := tx.Bucket([]byte(bucket))
-		if b == nil {
-			return nil
-		}
-		p := []byte(prefix)
-		cur := b.Cursor()
-		for k, v := cur.Seek(p); k != nil && bytes.HasPrefix(k, p); k, v = cur.Next() {
-			n++
-			read += uint64(len(k) + len(v)) // values sit in the leaf pages walked
-		}
-		return nil
-	})
-	c.noteRead(read)
+	c.walk(bucket, []byte(prefix), nil, false, func(_, _ []byte) bool { n++; return true })
 	return n
 }
 
@@ -156,49 +142,51 @@ func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[
 	}
 }
 
+// walk calls visit for the records with prefix in one read transaction,
+// from the first one (after last, when set) in key order (descending when
+// reverse), until visit returns false; it counts what it read towards
+// dropping pages. Values are valid only during visit.
+func (c *coldStore) walk(bucket string, prefix, last []byte, reverse bool, visit func(k, v []byte) bool) {
+	var read uint64
+	_ = c.db.View(func(tx *bbolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		if b == nil {
+			return nil
+		}
+		cur := b.Cursor()
+		for k, v := seekCold(cur, prefix, last, reverse); k != nil && bytes.HasPrefix(k, prefix); k, v = step(cur, reverse) {
+			read += uint64(len(k) + len(v)) // values sit in the leaf pages walked
+			if !visit(k, v) {
+				break
+			}
+		}
+		return nil
+	})
+	c.noteRead(read)
+}
+
 func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	p := []byte(prefix)
-	var last []byte // key of the last record handed out
+	var last []byte // key of the last record passed over or handed out
 	if skip > 0 {
-		var read uint64
-		_ = c.db.View(func(tx *bbolt.Tx) error {
-			b := tx.Bucket([]byte(bucket))
-			if b == nil {
-				return nil
-			}
-			cur := b.Cursor()
-			for k, v := seekCold(cur, p, nil, reverse); k != nil && bytes.HasPrefix(k, p) && skip > 0; k, v = step(cur, reverse) {
-				last = append(last[:0], k...)
-				skip--
-				read += uint64(len(k) + len(v))
-			}
-			return nil
+		c.walk(bucket, p, nil, reverse, func(k, _ []byte) bool {
+			last = append(last[:0], k...)
+			skip--
+			return skip > 0
 		})
-		c.noteRead(read)
 		if skip > 0 {
 			return // fewer records than skip
 		}
 	}
 	for {
 		var chunk []kv
-		var read uint64
-		_ = c.db.View(func(tx *bbolt.Tx) error {
-			b := tx.Bucket([]byte(bucket))
-			if b == nil {
-				return nil
+		c.walk(bucket, p, last, reverse, func(k, v []byte) bool {
+			if r, ok := decodeColdValue(v); ok {
+				chunk = append(chunk, kv{string(k), r})
 			}
-			cur := b.Cursor()
-			k, v := seekCold(cur, p, last, reverse)
-			for ; k != nil && bytes.HasPrefix(k, p) && len(chunk) < coldChunk; k, v = step(cur, reverse) {
-				if r, ok := decodeColdValue(v); ok {
-					chunk = append(chunk, kv{string(k), r})
-					read += uint64(len(k) + len(v))
-				}
-				last = append(last[:0], k...)
-			}
-			return nil
+			last = append(last[:0], k...)
+			return len(chunk) < coldChunk
 		})
-		c.noteRead(read)
 		for _, e := range chunk {
 			if !fn(e.key, e.rec) {
 				return
