@@ -33,3 +33,46 @@ wait_load() {
     sleep 5
   done
 }
+
+# wrk_scripts ROOT FILE: the directory of ../shared/bench/wrk's Lua scripts
+# (NACOSD_WRK_SCRIPTS, else ROOT/../shared/bench/wrk, else /work/shared/bench/wrk)
+# that holds FILE; exits 3 when there is none.
+wrk_scripts() {
+  local c
+  for c in "${NACOSD_WRK_SCRIPTS:-}" "$1/../shared/bench/wrk" /work/shared/bench/wrk; do
+    [[ -n "$c" && -f "$c/$2" ]] && { echo "$c"; return 0; }
+  done
+  echo "no wrk Lua scripts with $2 (set NACOSD_WRK_SCRIPTS)" >&2
+  exit 3
+}
+
+# ensure_wrk: installs wrk (Debian package) when missing.
+ensure_wrk() {
+  command -v wrk >/dev/null && return 0
+  echo "installing wrk (Debian package)" >&2
+  apt-get install -y -qq wrk </dev/null >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk </dev/null >/dev/null; }
+}
+
+# stop_server [SIGNAL]: stops the server whose pid is in $pid (SIGTERM by
+# default; kill -9 after 30 s) and clears pid.
+stop_server() {
+  [[ -n "${pid:-}" ]] || return 0
+  kill -"${1:-TERM}" "$pid" 2>/dev/null || true
+  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  pid=""
+}
+
+# start_nacosd PORT DIR: starts bin/nacosd on 127.0.0.1:PORT (raft PORT-1000)
+# with data directory DIR/data, logging to DIR/out.log; sets pid and
+# started_ms (exec to the first readiness 200); exits if it never answers.
+start_nacosd() {
+  local port=$1 dir=$2 t0
+  t0=$(date +%s%N)
+  ./bin/nacosd -port "$port" -host 127.0.0.1 -ip 127.0.0.1 -data-dir "$dir/data" \
+    -raft-addr 127.0.0.1:$((port - 1000)) -log-level warn >>"$dir/out.log" 2>&1 &
+  pid=$!
+  started_ms=$(./bin/nacosd-scale wait -url "http://127.0.0.1:$port/nacos/v1/console/health/readiness" -since "$t0") ||
+    { echo "nacosd did not answer; log:" >&2; tail -20 "$dir/out.log" >&2; exit 1; }
+}

@@ -17,44 +17,17 @@ log() { echo "history.sh: $*" >&2; }
 
 want=${NACOSD_HISTORY_PUBLISHES:-1000000}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
-scripts=${NACOSD_WRK_SCRIPTS:-}
-if [[ -z "$scripts" ]]; then
-  for c in "$root/../shared/bench/wrk" /work/shared/bench/wrk; do
-    [[ -f "$c/cfgpub.lua" ]] && { scripts=$c; break; }
-  done
-fi
-[[ -n "$scripts" && -f "$scripts/cfgpub.lua" ]] || { log "no wrk Lua scripts (set NACOSD_WRK_SCRIPTS)"; exit 3; }
-if ! command -v wrk >/dev/null; then
-  log "installing wrk (Debian package)"
-  apt-get install -y -qq wrk </dev/null >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk </dev/null >/dev/null; }
-fi
+scripts=$(wrk_scripts "$root" cfgpub.lua)
+ensure_wrk
 GO=${GO:-go}
 make -s build
 $GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
 
 work=$(mktemp -d)
-pid=""
-stop_server() {
-  [[ -n "$pid" ]] || return 0
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  pid=""
-}
 trap 'stop_server; rm -rf "$work"' EXIT
 
 port=$(./bin/nacosd-scale freeport)
 base="http://127.0.0.1:$port/nacos"
-start_server() {
-  local t0
-  t0=$(date +%s%N)
-  ./bin/nacosd -port "$port" -host 127.0.0.1 -ip 127.0.0.1 -data-dir "$work/data" \
-    -raft-addr 127.0.0.1:$((port - 1000)) -log-level warn >>"$work/out.log" 2>&1 &
-  pid=$!
-  started_ms=$(./bin/nacosd-scale wait -url "$base/v1/console/health/readiness" -since "$t0") ||
-    { log "nacosd did not answer; log:"; tail -20 "$work/out.log" >&2; exit 1; }
-}
 # rss: "VmRSS RssAnon RssFile" in MiB
 rss() { awk '/^(VmRSS|RssAnon|RssFile):/ {printf "%.0f ", $2/1024}' "/proc/$pid/status"; }
 # history_total: the totalCount of the 100 keys' histories, summed
@@ -70,7 +43,7 @@ history_total() {
 
 machine=$(machine_line)
 wait_load
-start_server
+start_nacosd "$port" "$work"
 rss0=$(rss)
 start0=$started_ms
 log "started in ${start0} ms, RSS $rss0"
@@ -105,7 +78,7 @@ rss2=$(rss)
 du_data=$(du -sm "$work/data" | cut -f1)
 du_fsm=$(du -sm "$work/data/raft/fsm.db" 2>/dev/null | cut -f1 || echo 0)
 stop_server
-start_server
+start_nacosd "$port" "$work"
 start1=$started_ms
 rss3=$(rss)
 total3=$(history_total)

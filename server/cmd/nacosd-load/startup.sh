@@ -20,30 +20,12 @@ $GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
 
 work=$(mktemp -d)
 pid=""
-stop_server() {
-  local sig=${1:-TERM}
-  [[ -n "$pid" ]] || return 0
-  kill -"$sig" "$pid" 2>/dev/null || true
-  for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  pid=""
-}
 trap 'stop_server; rm -rf "$work"' EXIT
 port=$(./bin/nacosd-scale freeport)
-start_server() {
-  local t0
-  t0=$(date +%s%N)
-  ./bin/nacosd -port "$port" -host 127.0.0.1 -ip 127.0.0.1 -data-dir "$work/data" \
-    -raft-addr 127.0.0.1:$((port - 1000)) -log-level warn >>"$work/out.log" 2>&1 &
-  pid=$!
-  started_ms=$(./bin/nacosd-scale wait -url "http://127.0.0.1:$port/nacos/v1/console/health/readiness" -since "$t0") ||
-    { log "nacosd did not answer; log:"; tail -20 "$work/out.log" >&2; exit 1; }
-}
 
 machine=$(machine_line)
 wait_load
-start_server
+start_nacosd "$port" "$work"
 empty_ms=$started_ms
 t0=$(date +%s)
 ./bin/nacosd-scale preload -addr "127.0.0.1:$port" -set configs100k
@@ -54,7 +36,7 @@ times=()
 for r in $(seq "$rounds"); do
   if ((r == rounds)); then stop_server KILL; else stop_server TERM; fi
   wait_load
-  start_server
+  start_nacosd "$port" "$work"
   times+=("$started_ms")
   rss=$(awk '/^VmRSS:/ {printf "%.0f", $2/1024}' "/proc/$pid/status")
   log "start $r: ${started_ms} ms, RSS ${rss} MiB"

@@ -21,21 +21,12 @@ root=$(pwd)
 . server/cmd/nacosd-load/benchdoc.sh
 log() { echo "wrk.sh: $*" >&2; }
 
-scripts=${NACOSD_WRK_SCRIPTS:-}
-if [[ -z "$scripts" ]]; then
-  for c in "$root/../shared/bench/wrk" /work/shared/bench/wrk; do
-    [[ -f "$c/register.lua" ]] && { scripts=$c; break; }
-  done
-fi
-[[ -n "$scripts" && -f "$scripts/register.lua" ]] || { log "no wrk Lua scripts (set NACOSD_WRK_SCRIPTS)"; exit 3; }
+scripts=$(wrk_scripts "$root" register.lua)
 dur=${NACOSD_WRK_DURATION:-8s}
 servers=${NACOSD_WRK_SERVERS:-java nacosd ceiling}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 
-if ! command -v wrk >/dev/null; then
-  log "installing wrk (Debian package)"
-  apt-get install -y -qq wrk </dev/null >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq wrk </dev/null >/dev/null; }
-fi
+ensure_wrk
 GO=${GO:-go}
 make -s build
 $GO build -o bin/nacosd-ceiling ./server/cmd/nacosd-ceiling
@@ -51,14 +42,6 @@ fi
 
 work=$(mktemp -d)
 pid=""
-stop_server() {
-  [[ -n "$pid" ]] || return 0
-  kill "$pid" 2>/dev/null || true
-  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  kill -9 "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  pid=""
-}
 trap 'stop_server; rm -rf "$work"' EXIT
 
 
