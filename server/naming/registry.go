@@ -57,7 +57,10 @@ type Config struct {
 	// DisableExpiry keeps ephemeral instances past their ip delete timeout
 	// (nacos.naming.expireInstance=false; shipped: they are deleted).
 	DisableExpiry bool
-	// BeatCheckInterval is the period of the beat-expiry sweep (5 s).
+	// BeatCheckInterval is the period of the beat-expiry sweep (1 s). Java's
+	// ClientBeatCheckTask runs every 5 s, so an instance turns unhealthy
+	// 15–20 s after its last beat there; a 1 s sweep keeps the same 15 s
+	// rule and makes it 15–16 s (the earliest Java could answer).
 	BeatCheckInterval time.Duration
 	// DisableEmptyServiceClean keeps services that stayed empty (shipped:
 	// nacos.naming.empty-service.auto-clean=true removes them after more
@@ -78,7 +81,7 @@ type Config struct {
 
 // DefaultConfig returns Java Nacos's shipped defaults.
 func DefaultConfig() Config {
-	return Config{Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), BeatCheckInterval: 5 * time.Second,
+	return Config{Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), BeatCheckInterval: time.Second,
 		EmptyServiceCleanInitial: 50 * time.Second, EmptyServiceCleanPeriod: 30 * time.Second, WriteTimeout: 10 * time.Second}
 }
 
