@@ -30,9 +30,10 @@ func preload(addr, what string) error {
 			body := "dataId=start-" + fmt.Sprint(i) + ".yaml&group=START&content=" + content
 			reqs = append(reqs, request("POST", "/nacos/v1/cs/configs", "application/x-www-form-urlencoded", nil, []byte(body)))
 		}
-	case "persistent100k": // start-up figure: 100 000 persistent instances, 1 000 services
+	case "persistent100k": // start-up figure: 100 000 persistent instances, 1 000 services; loopback
+		// addresses, since persistent instances are TCP-probed
 		for i := range 100000 {
-			reqs = append(reqs, request("POST", fmt.Sprintf("/nacos/v1/ns/instance?serviceName=start.svc.%d&ip=10.%d.%d.%d&port=8080&ephemeral=false",
+			reqs = append(reqs, request("POST", fmt.Sprintf("/nacos/v1/ns/instance?serviceName=start.svc.%d&ip=127.%d.%d.%d&port=8080&ephemeral=false",
 				i%1000, (i/65536)%256, (i/256)%256, i%256), "", nil, nil))
 		}
 	default:

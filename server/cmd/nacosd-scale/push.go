@@ -95,7 +95,7 @@ func pushFanout(o options, out, log io.Writer) error {
 	}
 	defer done()
 	register := func(i int) error {
-		r, err := h.do(request("POST", fmt.Sprintf("/nacos/v1/ns/instance?serviceName=DEFAULT_GROUP%%40%%40scale.push&ip=10.9.0.%d&port=8080&ephemeral=false", i), "", nil, nil))
+		r, err := h.do(request("POST", fmt.Sprintf("/nacos/v1/ns/instance?serviceName=DEFAULT_GROUP%%40%%40scale.push&ip=127.9.0.%d&port=8080&ephemeral=false", i), "", nil, nil))
 		if err != nil {
 			return fmt.Errorf("push: register: %w", err)
 		}
@@ -168,7 +168,7 @@ func pushFanout(o options, out, log io.Writer) error {
 		for _, sub := range f.subs {
 			sub.firstAck.Store(0)
 		}
-		m := fmt.Appendf(nil, `10.9.0.%d\"`, i) // the instance this round adds, inside the escaped data
+		m := fmt.Appendf(nil, `127.9.0.%d\"`, i) // the instance this round adds, inside the escaped data
 		f.marker.Store(&m)
 		r0, d0, a0, k0 := f.received.Load(), f.dropped.Load(), f.acks.Load(), udpRcvbufErrors()
 		start := time.Now()
