@@ -2,11 +2,13 @@ package config
 
 import (
 	"crypto/md5"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
@@ -134,7 +136,35 @@ type Tenant struct {
 	Modified int64   `json:"modified"`
 }
 
+// recordV2 is the encoding of the records that carry a content (Info, Beta,
+// Tag, History): the version byte, the length of a JSON header (uvarint),
+// the header (the record with an empty content), then the content's bytes
+// as they are. Decoding it reads no content byte: the decoded Content
+// shares the stored record's memory (records are never modified once
+// stored, see raftstore.Record), so a config is held once, not as a JSON
+// record and again as a string, and nothing validates or unescapes 1 MiB
+// of JSON at start. v1 records (version byte, then JSON) still decode.
+const recordV2 byte = 2
+
 func encode(v any) []byte {
+	switch r := v.(type) {
+	case *Info:
+		c := *r
+		c.Content = ""
+		return encodeV2(&c, r.Content)
+	case *Beta:
+		c := *r
+		c.Content = ""
+		return encodeV2(&c, r.Content)
+	case *Tag:
+		c := *r
+		c.Content = ""
+		return encodeV2(&c, r.Content)
+	case *History:
+		c := *r
+		c.Content = ""
+		return encodeV2(&c, r.Content)
+	}
 	b, err := json.Marshal(v)
 	if err != nil { // only plain fields: cannot fail
 		panic(fmt.Sprintf("config: encode %T: %v", v, err))
@@ -142,14 +172,60 @@ func encode(v any) []byte {
 	return append([]byte{recordV1}, b...)
 }
 
-func decode(b []byte, v any) error {
-	if len(b) == 0 || b[0] != recordV1 {
-		return fmt.Errorf("config: decode %T: unknown record version", v)
+func encodeV2(header any, content string) []byte {
+	h, err := json.Marshal(header)
+	if err != nil { // only plain fields: cannot fail
+		panic(fmt.Sprintf("config: encode %T: %v", header, err))
 	}
-	if err := json.Unmarshal(b[1:], v); err != nil {
-		return fmt.Errorf("config: decode %T: %w", v, err)
+	b := make([]byte, 0, 1+binary.MaxVarintLen64+len(h)+len(content))
+	b = append(b, recordV2)
+	b = binary.AppendUvarint(b, uint64(len(h)))
+	b = append(b, h...)
+	return append(b, content...)
+}
+
+// contentOf is the Content field of the records that have one.
+func contentOf(v any) *string {
+	switch r := v.(type) {
+	case *Info:
+		return &r.Content
+	case *Beta:
+		return &r.Content
+	case *Tag:
+		return &r.Content
+	case *History:
+		return &r.Content
 	}
 	return nil
+}
+
+// decode reads a stored record into v. A v2 record's Content points into
+// b, which must not change afterwards (stored records never do).
+func decode(b []byte, v any) error {
+	switch {
+	case len(b) > 0 && b[0] == recordV1:
+		if err := json.Unmarshal(b[1:], v); err != nil {
+			return fmt.Errorf("config: decode %T: %w", v, err)
+		}
+		return nil
+	case len(b) > 0 && b[0] == recordV2:
+		n, k := binary.Uvarint(b[1:])
+		c := contentOf(v)
+		if k <= 0 || n > uint64(len(b)-1-k) || c == nil {
+			return fmt.Errorf("config: decode %T: damaged v2 record", v)
+		}
+		body := b[1+k:]
+		if err := json.Unmarshal(body[:n], v); err != nil {
+			return fmt.Errorf("config: decode %T: %w", v, err)
+		}
+		if raw := body[n:]; len(raw) > 0 {
+			*c = unsafe.String(unsafe.SliceData(raw), len(raw))
+		} else {
+			*c = ""
+		}
+		return nil
+	}
+	return fmt.Errorf("config: decode %T: unknown record version", v)
 }
 
 // MD5Hex is the md5 of the UTF-8 content as 32 lower-case hex digits.
