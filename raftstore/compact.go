@@ -3,6 +3,7 @@ package raftstore
 import (
 	"errors"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/raft"
 )
@@ -133,7 +134,7 @@ func (c *compactor) run() {
 		if since < c.s.fsm.ring.threshold(c.s.cfg.SnapshotBytes) {
 			continue
 		}
-		if err := c.snapshot(); err != nil && !errors.Is(err, ErrClosed) {
+		if err := c.snapshot("raftstore: snapshot after the log grew past SnapshotBytes"); err != nil && !errors.Is(err, ErrClosed) {
 			// The next one is due once SnapshotBytes more are applied
 			// (the FSM's count restarted when raft took the state).
 			c.s.log.Warn("raftstore: size-triggered snapshot failed", "err", err)
@@ -141,8 +142,9 @@ func (c *compactor) run() {
 	}
 }
 
-// snapshot sizes the trailing log by bytes, then snapshots and truncates.
-func (c *compactor) snapshot() error {
+// snapshot sizes the trailing log by bytes, then snapshots and truncates;
+// msg, unless empty, is logged when it did.
+func (c *compactor) snapshot(msg string) error {
 	s := c.s
 	keep := s.fsm.ring.trailing(s.cfg.SnapshotBytes/4, minTrailingLogs, int(s.trailingLogs()))
 	rc := s.raft.ReloadableConfig()
@@ -159,7 +161,30 @@ func (c *compactor) snapshot() error {
 	if err != nil {
 		return s.mapErr("snapshot", err)
 	}
-	s.log.Info("raftstore: snapshot after the log grew past SnapshotBytes", "bytes", s.cfg.SnapshotBytes, "trailing_logs", keep)
+	if msg != "" {
+		s.log.Info(msg, "bytes", s.cfg.SnapshotBytes, "trailing_logs", keep)
+	}
 	s.logs.dropPages() // the compaction read the deleted range
 	return nil
+}
+
+// snapshotAtClose takes Config.CloseSnapshotBytes' snapshot (Close, before
+// raft stops).
+func (c *compactor) snapshotAtClose() {
+	s := c.s
+	if s.cfg.CloseSnapshotBytes < 0 {
+		return
+	}
+	s.fsm.ring.mu.Lock()
+	since := s.fsm.ring.sinceSnap
+	s.fsm.ring.mu.Unlock()
+	if since < uint64(s.cfg.CloseSnapshotBytes) {
+		return
+	}
+	t0 := time.Now()
+	if err := c.snapshot(""); err != nil {
+		s.log.Warn("raftstore: snapshot at close failed; the next start replays the log", "err", err)
+		return
+	}
+	s.log.Info("raftstore: snapshot at close (the next start restores it instead of replaying the log)", "log_bytes", since, "took", time.Since(t0).Round(time.Millisecond).String())
 }

@@ -91,3 +91,56 @@ func TestSizeRingTrailing(t *testing.T) {
 		t.Errorf("trailing after wrap = %d, want the ring size 8", got)
 	}
 }
+
+// TestSnapshotAtClose: Close snapshots once CloseSnapshotBytes of log were
+// applied since the last snapshot, so the next open restores it instead of
+// replaying the log; CloseSnapshotBytes < 0 leaves the log to be replayed.
+func TestSnapshotAtClose(t *testing.T) {
+	value := strings.Repeat("v", 4<<10)
+	for _, c := range []struct {
+		name      string
+		bytes     int64
+		writes    int
+		wantSnaps bool
+	}{
+		{"past the bound", 512 << 10, 200, true},
+		{"below the bound", 4 << 20, 200, false},
+		{"off", -1, 200, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := testConfig(t, testLogger(t), t.TempDir())
+			cfg.SnapshotBytes = 64 << 20 // no size-triggered snapshot
+			cfg.CloseSnapshotBytes = c.bytes
+			s := mustOpen(t, cfg)
+			var last uint64
+			for i := range c.writes {
+				last = mustApply(t, s, Batch{Ops: []Op{put("b", fmt.Sprint(i%10), value+fmt.Sprint(i))}})
+			}
+			want := dumpState(s)
+			if err := s.Close(); err != nil {
+				t.Fatal(err)
+			}
+			var newest uint64
+			snaps, _ := os.ReadDir(filepath.Join(cfg.Dir, "snapshots"))
+			for _, e := range snaps {
+				var term, index, ms uint64
+				if _, err := fmt.Sscanf(e.Name(), "%d-%d-%d", &term, &index, &ms); err == nil {
+					newest = max(newest, index)
+				}
+			}
+			if got := newest >= last; got != c.wantSnaps {
+				t.Fatalf("newest snapshot at index %d, last write at %d: snapshot at close = %v, want %v", newest, last, got, c.wantSnaps)
+			}
+			s2 := mustOpen(t, cfg)
+			got := dumpState(s2)
+			if len(got) != len(want) {
+				t.Fatalf("reopened with %d records, want %d", len(got), len(want))
+			}
+			for k, v := range want {
+				if got[k] != v {
+					t.Fatalf("record %s changed across close and reopen", k)
+				}
+			}
+		})
+	}
+}

@@ -67,6 +67,11 @@ type Config struct {
 	// more than TrailingLogs entries): the log on disk stays bounded by
 	// bytes.
 	SnapshotBytes uint64
+	// CloseSnapshotBytes: Close takes a snapshot when at least this many
+	// bytes of log were applied since the last one (0 = 1 MiB, negative =
+	// never), so the next start restores it instead of reading, checking
+	// and replaying that log (a kill -9 still replays).
+	CloseSnapshotBytes int64
 
 	// HeartbeatTimeout, ElectionTimeout, LeaderLeaseTimeout and
 	// CommitTimeout are raft's timings (0 = raft defaults: 1s, 1s, 500ms,
@@ -119,6 +124,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SnapshotBytes == 0 {
 		c.SnapshotBytes = d.SnapshotBytes
+	}
+	if c.CloseSnapshotBytes == 0 {
+		c.CloseSnapshotBytes = 1 << 20
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

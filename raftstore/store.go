@@ -393,6 +393,9 @@ func (s *Store) shutdown() {
 				s.log.Warn("raftstore: close: leadership transfer failed", "err", err)
 			}
 		}
+		if s.raft != nil && s.compactor != nil {
+			s.compactor.snapshotAtClose()
+		}
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: shutdown raft: %w", err))

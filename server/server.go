@@ -389,30 +389,20 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if nc.Logger == nil {
 		nc.Logger = s.log.With("component", "naming")
 	}
+	// the config cache and the naming registry each load their part of the
+	// store (the decode of every config and persistent instance): in parallel
+	cfgDone := make(chan error, 1)
+	go func() { cfgDone <- s.startConfig(ip) }()
 	reg, err := naming.New(nc)
+	if cerr := <-cfgDone; err == nil && cerr != nil {
+		return cerr
+	}
 	if err != nil {
 		return fmt.Errorf("server: start naming: %w", err)
 	}
 	s.registry = reg
 	ds.reg = reg
 	regp.Store(reg)
-
-	cc := config.DefaultConfig()
-	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
-	cc.Notified = s.ops.configNotified
-	cc.WorkerID = config.WorkerIDFromIP(ip)
-	if s.cfg.SnowflakeWorkerID != nil {
-		cc.WorkerID = *s.cfg.SnowflakeWorkerID
-	}
-	if s.cfg.ConfigMaxContent > 0 {
-		cc.MaxContent = s.cfg.ConfigMaxContent
-	}
-	if s.cfg.ConfigRetentionDays > 0 {
-		cc.RetentionDays = s.cfg.ConfigRetentionDays
-	}
-	if s.config, err = config.New(cc); err != nil {
-		return fmt.Errorf("server: start config: %w", err)
-	}
 
 	headerTimeout := s.cfg.HeaderTimeout
 	if headerTimeout <= 0 {
@@ -488,6 +478,27 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
 		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled,
 		"mode", s.modeName(), "members", s.memberAddrs(), "home", s.cfg.Home)
+	return nil
+}
+
+// startConfig builds the config service from the store (Start).
+func (s *Server) startConfig(ip string) (err error) {
+	cc := config.DefaultConfig()
+	cc.Store, cc.Clock, cc.Logger = s.store, s.cfg.Clock, s.log.With("component", "config")
+	cc.Notified = s.ops.configNotified
+	cc.WorkerID = config.WorkerIDFromIP(ip)
+	if s.cfg.SnowflakeWorkerID != nil {
+		cc.WorkerID = *s.cfg.SnowflakeWorkerID
+	}
+	if s.cfg.ConfigMaxContent > 0 {
+		cc.MaxContent = s.cfg.ConfigMaxContent
+	}
+	if s.cfg.ConfigRetentionDays > 0 {
+		cc.RetentionDays = s.cfg.ConfigRetentionDays
+	}
+	if s.config, err = config.New(cc); err != nil {
+		return fmt.Errorf("server: start config: %w", err)
+	}
 	return nil
 }
 
