@@ -95,7 +95,7 @@ func idleRT(svcKey, cluster string) (best, worst, norm int64) {
 type probeTarget struct {
 	ns, svc string
 	in      *Instance
-	cluster ClusterMeta
+	cluster *ClusterMeta // one copy per cluster and round, shared by its targets
 	task    string
 }
 
@@ -143,9 +143,10 @@ func (h *healthChecker) round() {
 			if !isDue {
 				continue
 			}
+			cm := c
 			for _, in := range s.persistent {
 				if in.ClusterName == cname && !in.Marked {
-					due[key] = append(due[key], probeTarget{ref.ns, ref.name, in, c, key})
+					due[key] = append(due[key], probeTarget{ref.ns, ref.name, in, &cm, key})
 				}
 			}
 		}
