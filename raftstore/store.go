@@ -104,26 +104,51 @@ func (s *Store) open() error {
 	}
 	// a damaged directory is an error naming the file, not a panic (verify.go)
 	v := &verifier{dir: cfg.Dir, dbPath: dbPath, log: s.log}
-	damagedSnaps, err := v.verifySnapshots(snaps)
-	if err != nil {
-		return err
+	// The newest snapshot's CRC check reads the whole file: it runs beside
+	// raft.db's check and open. Errors are taken in that order (a damaged
+	// raft.db's advice names the newest good snapshot).
+	type snapCheck struct {
+		damaged []string
+		newest  *raft.SnapshotMeta
+		err     error
 	}
-	if err := v.verifyBolt(); err != nil {
-		return err
-	}
-	// A lock timeout turns "another process has the directory" into an
-	// error instead of a hang.
+	snapDone := make(chan snapCheck, 1)
+	go func() {
+		vs := &verifier{dir: cfg.Dir, dbPath: dbPath, log: s.log}
+		d, err := vs.verifySnapshots(snaps)
+		snapDone <- snapCheck{d, vs.newest, err}
+	}()
+	boltErr := v.verifyBolt()
 	var bs *raftboltdb.BoltStore
-	if err := guarded(func() (err error) {
-		bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
-			// the freelist is rebuilt on open instead of written by every commit
-			// (raft.db is bounded by the log's size, so the scan is short)
-			NoFreelistSync: true}})
-		return err
-	}); err != nil {
-		return fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
+	if boltErr == nil {
+		// A lock timeout turns "another process has the directory" into an
+		// error instead of a hang.
+		if err := guarded(func() (err error) {
+			bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
+				// the freelist is rebuilt on open instead of written by every commit
+				// (raft.db is bounded by the log's size, so the scan is short)
+				NoFreelistSync: true}})
+			return err
+		}); err != nil {
+			boltErr = fmt.Errorf("raftstore: open log store %s: %w", dbPath, err)
+		}
 	}
-	s.bolt = bs
+	sc := <-snapDone
+	damagedSnaps := sc.damaged
+	v.newest = sc.newest
+	if bs != nil {
+		s.bolt = bs
+	}
+	if sc.err != nil {
+		return sc.err
+	}
+	var damage *boltDamage
+	if errors.As(boltErr, &damage) {
+		return v.dbCorrupt(damage.problem)
+	}
+	if boltErr != nil {
+		return boltErr
+	}
 	ls := &logStore{BoltStore: bs, path: dbPath}
 	s.logs = ls
 	if err := v.verifyLog(ls, damagedSnaps); err != nil {

@@ -158,6 +158,12 @@ func checkSnapshot(snaps *raft.FileSnapshotStore, root, id string) (*raft.Snapsh
 	return meta, nil
 }
 
+// boltDamage is verifyBolt's finding, made a CorruptError once the
+// snapshots are checked (its advice names the newest good one).
+type boltDamage struct{ problem string }
+
+func (d *boltDamage) Error() string { return d.problem }
+
 // verifyBolt checks raft.db's page structure (boltcheck.go) before bolt
 // reads it.
 func (v *verifier) verifyBolt() error {
@@ -177,7 +183,7 @@ func (v *verifier) verifyBolt() error {
 		return fmt.Errorf("raftstore: open log store %s: %w", v.dbPath, err)
 	}
 	if err != nil {
-		return v.dbCorrupt(err.Error())
+		return &boltDamage{err.Error()}
 	}
 	if metaWarn != "" {
 		v.log.Warn("raftstore: "+metaWarn, "path", v.dbPath)
