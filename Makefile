@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
+.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
@@ -55,12 +55,18 @@ fuzz:
 	$(GO) test ./compat/ -run '^$$' -fuzz FuzzReadImportZip -fuzztime $(FUZZTIME)
 
 # Go benchmarks, then the HTTP side by side with wrk (Java Nacos 1.4.8 from
-# ../shared/reference when Java 17 is installed, nacosd, the trivial ceiling
-# server; server/cmd/nacosd-load/wrk.sh), whose table replaces the section
+# ../shared/reference when Java 17 is installed, r-nacos when `make rnacos`
+# built it, nacosd, the trivial ceiling server;
+# server/cmd/nacosd-load/wrk.sh), whose table replaces the section
 # "HTTP side by side (issue 13)" of docs/benchmarks.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./compat/ ./server/... ./raftstore/
 	GO=$(GO) bash server/cmd/nacosd-load/wrk.sh
+
+# r-nacos 0.8.8 (Rust; crates.io) for bench's r-nacos column, built with
+# cargo into bin/rnacos (~15 min on two CPUs; not in CI).
+rnacos:
+	cargo install rnacos --version 0.8.8 --locked --root bin/rnacos
 
 # The scale figures (not in CI): 100 000 beating instances, 19 000 held long
 # polls, UDP push to 5 000 subscribers, 10 000 listened keys; writes the

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/compat"
@@ -51,7 +52,7 @@ func BodyLimit(h *fasthttp.RequestHeader, contextPath string) int {
 	case bytes.HasPrefix(ct, []byte("application/x-www-form-urlencoded")):
 		return FormBodyLimit
 	}
-	p := string(h.RequestURI())
+	p := utils.UnsafeString(h.RequestURI()) // only looked at
 	if i := strings.IndexByte(p, '?'); i >= 0 {
 		p = p[:i]
 	}

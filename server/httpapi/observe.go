@@ -195,7 +195,7 @@ func configOp(c *fiber.Ctx) string {
 	p := ParamsOf(c)
 	has := func(names ...string) bool {
 		for _, n := range names {
-			if _, ok := p.Raw(n); !ok {
+			if _, ok := p.Peek(n); !ok {
 				return false
 			}
 		}

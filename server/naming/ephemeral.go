@@ -158,9 +158,18 @@ func (s *Service) datumRemove(key string) {
 }
 
 // datumIndex is the position of key (whose hash is h) in the order, or -1.
+// Once sorted for a capacity the order is by bucket, so only key's bucket
+// is searched.
 func (s *Service) datumIndex(key string, h int32) int {
-	for i, x := range s.datumHash {
-		if x == h && s.datumOrder[i] == key {
+	lo, hi := 0, len(s.datumHash)
+	if c := s.datumCap; c > 0 {
+		b := compat.JavaHashBucket(h, c)
+		lo, _ = slices.BinarySearchFunc(s.datumHash, b, func(x int32, b int) int { return compat.JavaHashBucket(x, c) - b })
+		for hi = lo; hi < len(s.datumHash) && compat.JavaHashBucket(s.datumHash[hi], c) == b; hi++ {
+		}
+	}
+	for i := lo; i < hi; i++ {
+		if s.datumHash[i] == h && s.datumOrder[i] == key {
 			return i
 		}
 	}

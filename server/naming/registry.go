@@ -298,7 +298,8 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	if err := r.rules.instance(&in); err != nil {
 		return err
 	}
-	in.LastBeat = r.nowMillis()
+	now := r.nowMillis()
+	in.LastBeat = now
 	if !in.Ephemeral {
 		return r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(s *Service, list map[string]*Instance) error {
 			r.addInstance(list, &in, false)
@@ -312,9 +313,8 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
 		s.meta.addCluster(NewClusterMeta(in.ClusterName))
 	}
-	r.addInstance(s.ephemeral, &in, true)
-	s.datumPut(in.DatumKey())
-	s.touch(r.nowMillis())
+	s.datumPut(r.addInstance(s.ephemeral, &in, true))
+	s.touch(now)
 	s.mu.Unlock()
 	r.changed(f.NamespaceID, f.ServiceName)
 	r.ephemeralChanged(f.NamespaceID, f.ServiceName)
@@ -339,7 +339,8 @@ func (r *Registry) lockLive(ns, grouped string) (*Service, error) {
 
 // addInstance puts in into list (keyed by DatumKey) applying the instance-ID
 // and health-preserving rules of §2.3/§3.1.10. live says list is the live map.
-func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live bool) {
+// It returns the instance's key.
+func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live bool) string {
 	in = in.clone()
 	in.Weight = clampWeight(in.Weight)
 	key := in.DatumKey()
@@ -357,6 +358,7 @@ func (r *Registry) addInstance(list map[string]*Instance, in *Instance, live boo
 		in.seq = r.seq.Add(1)
 	}
 	list[key] = in
+	return key
 }
 
 func generateID(in *Instance, list map[string]*Instance) string {

@@ -2,18 +2,21 @@
 # HTTP side by side (issue 13): the wrk workloads of ../shared/bench/wrk/
 # (register, beat, instance/list over 100 services x 100 instances, config
 # get, durable config publish) against Java Nacos 1.4.8 (the reference in
-# ../shared/reference, when Java 17 is installed), nacosd and the trivial
-# ceiling server (server/cmd/nacosd-ceiling), one server at a time, a fresh
+# ../shared/reference, when Java 17 is installed), r-nacos 0.8.8 (when its
+# binary is there: `make rnacos` builds it with cargo), nacosd and the
+# trivial ceiling server (server/cmd/nacosd-ceiling), one server at a time, a fresh
 # process and data directory for every workload. Records req/s, wrk's
 # p50/p99, RSS after the run and start-to-first-answer, writes the section
 # "HTTP side by side (issue 13)" of docs/benchmarks.md (replacing the one of
 # an earlier run, nothing else) and prints the ratios nacosd/Java and
-# nacosd/ceiling.
+# nacosd/r-nacos and nacosd/ceiling.
 #
 #   NACOSD_WRK_SCRIPTS  directory of the Lua scripts (default ../shared/bench/wrk,
 #                       then /work/shared/bench/wrk); read in place, not copied
 #   NACOSD_WRK_DURATION wrk -d per workload (default 8s)
-#   NACOSD_WRK_SERVERS  which servers (default "java nacosd ceiling")
+#   NACOSD_WRK_SERVERS  which servers (default "java rnacos nacosd ceiling")
+#   NACOSD_RNACOS_BIN   the r-nacos binary (default bin/rnacos/bin/rnacos, then
+#                       rnacos on PATH); its column is skipped when there is none
 #   NACOSD_BENCH_DOC    file to write (default docs/benchmarks.md)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -23,7 +26,7 @@ log() { echo "wrk.sh: $*" >&2; }
 
 scripts=$(wrk_scripts "$root" register.lua)
 dur=${NACOSD_WRK_DURATION:-8s}
-servers=${NACOSD_WRK_SERVERS:-java nacosd ceiling}
+servers=${NACOSD_WRK_SERVERS:-java rnacos nacosd ceiling}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 
 ensure_wrk
@@ -38,6 +41,14 @@ if [[ " $servers " == *" java "* ]]; then
     java_home=$(bash conformance/reference.sh 2>/dev/null) || java_home=""
   fi
   [[ -n "$java_home" ]] || { log "no Java 17 or no reference distribution: Java column skipped"; servers=${servers/java/}; }
+fi
+
+rnacos_bin=""
+if [[ " $servers " == *" rnacos "* ]]; then
+  for c in "${NACOSD_RNACOS_BIN:-}" bin/rnacos/bin/rnacos "$(command -v rnacos || true)"; do
+    [[ -n "$c" && -x "$c" ]] && { rnacos_bin=$(realpath "$c"); break; }
+  done
+  [[ -n "$rnacos_bin" ]] || { log "no r-nacos binary (make rnacos builds one): r-nacos column skipped"; servers=${servers/rnacos/}; }
 fi
 
 work=$(mktemp -d)
@@ -60,6 +71,17 @@ start_server() {
       port=$(./bin/nacosd-scale freeport)
       ./bin/nacosd -port $port -host 127.0.0.1 -ip 127.0.0.1 -data-dir "$d/data" \
         -raft-addr 127.0.0.1:$((port - 1000)) -log-level error >"$d/out.log" 2>&1 &
+      url="http://127.0.0.1:$port/nacos/v1/console/health/readiness" ;;
+    rnacos)
+      # every port on 127.0.0.1 and distinct (gRPC and console default to
+      # HTTP+1000 and +2000 on 0.0.0.0; raft to 127.0.0.1:gRPC)
+      port=$(./bin/nacosd-scale freeport)
+      local grpc console
+      grpc=$(./bin/nacosd-scale freeport)
+      console=$(./bin/nacosd-scale freeport)
+      (cd "$d" && RNACOS_HTTP_PORT=$port RNACOS_GRPC_PORT=$grpc RNACOS_HTTP_CONSOLE_PORT=$console \
+        RNACOS_SDK_HOST=127.0.0.1 RNACOS_CONSOLE_HOST=127.0.0.1 RNACOS_DATA_DIR="$d/db" RUST_LOG=warn \
+        exec "$rnacos_bin") >"$d/out.log" 2>&1 &
       url="http://127.0.0.1:$port/nacos/v1/console/health/readiness" ;;
     ceiling)
       port=$(./bin/nacosd-scale freeport)
@@ -110,8 +132,8 @@ END {
   split("register beat list cfgget cfgpub", W, " ")
   name["register"] = "register"; name["beat"] = "beat (full beat JSON)"; name["list"] = "instance/list (100 hosts)"
   name["cfgget"] = "config get (1 KB)"; name["cfgpub"] = "config publish (durable)"
-  split("java nacosd ceiling", S, " ")
-  title["java"] = "Java 1.4.8"; title["nacosd"] = "nacosd"; title["ceiling"] = "ceiling (fasthttp \"ok\")"
+  split("java rnacos nacosd ceiling", S, " ")
+  title["java"] = "Java 1.4.8"; title["rnacos"] = "r-nacos 0.8.8"; title["nacosd"] = "nacosd"; title["ceiling"] = "ceiling (fasthttp \"ok\")"
   print "## HTTP side by side (issue 13)"
   print ""
   print "Written by `make bench` (`server/cmd/nacosd-load/wrk.sh`) on " machine "."
@@ -122,27 +144,27 @@ END {
   if (maxload > ncpu) { print "**Measured under load: the 1-minute load average reached " maxload " on " ncpu " CPUs before these runs (other work shared"
     print "the machine), so the figures are lower bounds and noisy, the Java ones most (a cold JVM starved of CPU); compare ratios within one run.**"; print "" }
   h = "| workload |"; s = "|---|"
-  for (i = 1; i <= 3; i++) if (S[i] in has) { h = h " " title[S[i]] " |"; s = s "---|" }
-  h = h " nacosd/Java | nacosd/ceiling |"; s = s "---|---|"
+  for (i = 1; i <= 4; i++) if (S[i] in has) { h = h " " title[S[i]] " |"; s = s "---|" }
+  h = h " nacosd/Java | nacosd/r-nacos | nacosd/ceiling |"; s = s "---|---|---|"
   print h; print s
   for (j = 1; j <= 5; j++) {
     w = W[j]; l = "| " name[w] " |"
-    for (i = 1; i <= 3; i++) if (S[i] in has) l = l " " fmt(rps[S[i], w]) "/s" (bad[S[i], w] > 0 ? " (" fmt(bad[S[i], w]) " non-2xx)" : "") " |"
-    l = l " " ratio(rps["nacosd", w], rps["java", w]) " | " ratio(rps["nacosd", w], rps["ceiling", w]) " |"
+    for (i = 1; i <= 4; i++) if (S[i] in has) l = l " " fmt(rps[S[i], w]) "/s" (bad[S[i], w] > 0 ? " (" fmt(bad[S[i], w]) " non-2xx)" : "") " |"
+    l = l " " ratio(rps["nacosd", w], rps["java", w]) " | " ratio(rps["nacosd", w], rps["rnacos", w]) " | " ratio(rps["nacosd", w], rps["ceiling", w]) " |"
     print l
   }
   l = "| RSS after the run (largest of the five) |"
-  for (i = 1; i <= 3; i++) if (S[i] in has) { m = 0; for (j = 1; j <= 5; j++) if (rss[S[i], W[j]] > m) m = rss[S[i], W[j]]; l = l " " m " MiB |" }
-  print l " | |"
+  for (i = 1; i <= 4; i++) if (S[i] in has) { m = 0; for (j = 1; j <= 5; j++) if (rss[S[i], W[j]] > m) m = rss[S[i], W[j]]; l = l " " m " MiB |" }
+  print l " | | |"
   l = "| start to first answer (median of five) |"
-  for (i = 1; i <= 3; i++) if (S[i] in has) { n = 0; for (j = 1; j <= 5; j++) v[++n] = st[S[i], W[j]] + 0
+  for (i = 1; i <= 4; i++) if (S[i] in has) { n = 0; for (j = 1; j <= 5; j++) v[++n] = st[S[i], W[j]] + 0
     for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
     l = l " " v[3] " ms |" }
-  print l " | |"
+  print l " | | |"
   print ""
   print "| server | workload | req/s | p50 | p99 | non-2xx | RSS after | start to first answer | load before |"
   print "|---|---|---|---|---|---|---|---|---|"
-  for (i = 1; i <= 3; i++) if (S[i] in has) for (j = 1; j <= 5; j++) { k = S[i] SUBSEP W[j]
+  for (i = 1; i <= 4; i++) if (S[i] in has) for (j = 1; j <= 5; j++) { k = S[i] SUBSEP W[j]
     print "| " S[i] " | " W[j] " | " fmt(rps[k]) " | " p50[k] " | " p99[k] " | " bad[k] " | " rss[k] " MiB | " st[k] " ms | " la[k] " |" }
   print ""
   print "Load average at the end: " endload "."
@@ -155,6 +177,7 @@ log "wrote the section of $doc"
 awk '{ r[$1, $2] = $3 } END {
   split("register beat list cfgget cfgpub", W, " ")
   for (j = 1; j <= 5; j++) { w = W[j]
-    printf "%-9s nacosd/Java %s  nacosd/ceiling %s\n", w,
+    printf "%-9s nacosd/Java %s  nacosd/r-nacos %s  nacosd/ceiling %s\n", w,
       (r["java", w] > 0 ? sprintf("%.2f", r["nacosd", w] / r["java", w]) : "-"),
+      (r["rnacos", w] > 0 ? sprintf("%.2f", r["nacosd", w] / r["rnacos", w]) : "-"),
       (r["ceiling", w] > 0 ? sprintf("%.2f", r["nacosd", w] / r["ceiling", w]) : "-") } }' "$rows"
