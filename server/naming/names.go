@@ -6,7 +6,6 @@
 package naming
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/nacosd/nacosd/compat"
@@ -20,10 +19,29 @@ const (
 	GroupSeparator   = "@@"
 )
 
-var (
-	serviceNameRE = regexp.MustCompile(`^[0-9a-zA-Z@\.:_-]+$`)
-	clusterNameRE = regexp.MustCompile(`^[0-9a-zA-Z-]+$`)
-)
+// serviceNameOK is Java's service name pattern ^[0-9a-zA-Z@\.:_-]+$ and
+// clusterNameOK its cluster name pattern ^[0-9a-zA-Z-]+$, as byte loops
+// (every register checks the cluster name; the regexp was 4 % of it).
+func serviceNameOK(s string) bool {
+	return nameOK(s, func(c byte) bool { return c == '@' || c == '.' || c == ':' || c == '_' })
+}
+
+func clusterNameOK(s string) bool { return nameOK(s, func(byte) bool { return false }) }
+
+// nameOK: s is not empty and every byte is an ASCII letter, digit or '-',
+// or one that extra accepts.
+func nameOK(s string, extra func(byte) bool) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || extra(c)) {
+			return false
+		}
+	}
+	return true
+}
 
 // GroupedName applies DistroFilter's rule: a name without "@@" gets
 // "<group>@@" in front (group blank → DEFAULT_GROUP); blank stays blank.

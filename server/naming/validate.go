@@ -42,8 +42,8 @@ func newRules() *rules {
 		w := fl.Field().Float()
 		return math.IsNaN(w) || (w >= 0 && w <= 10000)
 	})
-	must("nacos_cluster", func(fl validator.FieldLevel) bool { return clusterNameRE.MatchString(fl.Field().String()) })
-	must("nacos_service", func(fl validator.FieldLevel) bool { return serviceNameRE.MatchString(fl.Field().String()) })
+	must("nacos_cluster", func(fl validator.FieldLevel) bool { return clusterNameOK(fl.Field().String()) })
+	must("nacos_service", func(fl validator.FieldLevel) bool { return serviceNameOK(fl.Field().String()) })
 	return &rules{v: v}
 }
 

@@ -3,6 +3,10 @@
 // with 200 "ok", nothing parsed. Driven with the same wrk scripts as
 // nacosd, it shows what the machine, the kernel's loopback and the client
 // cost on their own, the upper bound for any server on this machine.
+//
+// With -fiber the same answer comes from a fiber app with one catch-all
+// route (the "fiber" column): what fiber's routing and context add to
+// fasthttp before any nacosd code runs.
 package main
 
 import (
@@ -10,19 +14,32 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "listen address")
+	useFiber := flag.Bool("fiber", false, "answer through a fiber app with one catch-all route")
 	flag.Parse()
 	ok := []byte("ok")
-	h := func(c *fasthttp.RequestCtx) {
-		c.SetContentType("text/plain;charset=UTF-8")
-		c.SetBody(ok)
+	var err error
+	if *useFiber {
+		app := fiber.New(fiber.Config{DisableStartupMessage: true})
+		app.All("/*", func(c *fiber.Ctx) error {
+			c.Set(fiber.HeaderContentType, "text/plain;charset=UTF-8")
+			return c.Send(ok)
+		})
+		err = app.Listen(*addr)
+	} else {
+		h := func(c *fasthttp.RequestCtx) {
+			c.SetContentType("text/plain;charset=UTF-8")
+			c.SetBody(ok)
+		}
+		srv := &fasthttp.Server{Handler: h, Name: "ceiling", NoDefaultDate: false}
+		err = srv.ListenAndServe(*addr)
 	}
-	srv := &fasthttp.Server{Handler: h, Name: "ceiling", NoDefaultDate: false}
-	if err := srv.ListenAndServe(*addr); err != nil {
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "nacosd-ceiling:", err)
 		os.Exit(1)
 	}

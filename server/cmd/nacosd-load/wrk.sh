@@ -14,7 +14,8 @@
 #   NACOSD_WRK_SCRIPTS  directory of the Lua scripts (default ../shared/bench/wrk,
 #                       then /work/shared/bench/wrk); read in place, not copied
 #   NACOSD_WRK_DURATION wrk -d per workload (default 8s)
-#   NACOSD_WRK_SERVERS  which servers (default "java rnacos nacosd ceiling")
+#   NACOSD_WRK_SERVERS  which servers (default "java rnacos nacosd fiber ceiling";
+#                       fiber: the ceiling's answer through a bare fiber app)
 #   NACOSD_RNACOS_BIN   the r-nacos binary (default bin/rnacos/bin/rnacos, then
 #                       rnacos on PATH); its column is skipped when there is none
 #   NACOSD_BENCH_DOC    file to write (default docs/benchmarks.md)
@@ -26,7 +27,7 @@ log() { echo "wrk.sh: $*" >&2; }
 
 scripts=$(wrk_scripts "$root" register.lua)
 dur=${NACOSD_WRK_DURATION:-8s}
-servers=${NACOSD_WRK_SERVERS:-java rnacos nacosd ceiling}
+servers=${NACOSD_WRK_SERVERS:-java rnacos nacosd fiber ceiling}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 
 ensure_wrk
@@ -83,6 +84,10 @@ start_server() {
         RNACOS_SDK_HOST=127.0.0.1 RNACOS_CONSOLE_HOST=127.0.0.1 RNACOS_DATA_DIR="$d/db" RUST_LOG=warn \
         exec "$rnacos_bin") >"$d/out.log" 2>&1 &
       url="http://127.0.0.1:$port/nacos/v1/console/health/readiness" ;;
+    fiber)
+      port=$(./bin/nacosd-scale freeport)
+      ./bin/nacosd-ceiling -fiber -addr 127.0.0.1:$port >"$d/out.log" 2>&1 &
+      url="http://127.0.0.1:$port/" ;;
     ceiling)
       port=$(./bin/nacosd-scale freeport)
       ./bin/nacosd-ceiling -addr 127.0.0.1:$port >"$d/out.log" 2>&1 &
@@ -132,8 +137,8 @@ END {
   split("register beat list cfgget cfgpub", W, " ")
   name["register"] = "register"; name["beat"] = "beat (full beat JSON)"; name["list"] = "instance/list (100 hosts)"
   name["cfgget"] = "config get (1 KB)"; name["cfgpub"] = "config publish (durable)"
-  split("java rnacos nacosd ceiling", S, " ")
-  title["java"] = "Java 1.4.8"; title["rnacos"] = "r-nacos 0.8.8"; title["nacosd"] = "nacosd"; title["ceiling"] = "ceiling (fasthttp \"ok\")"
+  split("java rnacos nacosd fiber ceiling", S, " ")
+  title["java"] = "Java 1.4.8"; title["rnacos"] = "r-nacos 0.8.8"; title["nacosd"] = "nacosd"; title["fiber"] = "bare fiber \"ok\""; title["ceiling"] = "ceiling (fasthttp \"ok\")"
   print "## HTTP side by side (issue 13)"
   print ""
   print "Written by `make bench` (`server/cmd/nacosd-load/wrk.sh`) on " machine "."
@@ -144,27 +149,27 @@ END {
   if (maxload > ncpu) { print "**Measured under load: the 1-minute load average reached " maxload " on " ncpu " CPUs before these runs (other work shared"
     print "the machine), so the figures are lower bounds and noisy, the Java ones most (a cold JVM starved of CPU); compare ratios within one run.**"; print "" }
   h = "| workload |"; s = "|---|"
-  for (i = 1; i <= 4; i++) if (S[i] in has) { h = h " " title[S[i]] " |"; s = s "---|" }
-  h = h " nacosd/Java | nacosd/r-nacos | nacosd/ceiling |"; s = s "---|---|---|"
+  for (i = 1; i <= 5; i++) if (S[i] in has) { h = h " " title[S[i]] " |"; s = s "---|" }
+  h = h " nacosd/Java | nacosd/r-nacos | nacosd/fiber | nacosd/ceiling |"; s = s "---|---|---|---|"
   print h; print s
   for (j = 1; j <= 5; j++) {
     w = W[j]; l = "| " name[w] " |"
-    for (i = 1; i <= 4; i++) if (S[i] in has) l = l " " fmt(rps[S[i], w]) "/s" (bad[S[i], w] > 0 ? " (" fmt(bad[S[i], w]) " non-2xx)" : "") " |"
-    l = l " " ratio(rps["nacosd", w], rps["java", w]) " | " ratio(rps["nacosd", w], rps["rnacos", w]) " | " ratio(rps["nacosd", w], rps["ceiling", w]) " |"
+    for (i = 1; i <= 5; i++) if (S[i] in has) l = l " " fmt(rps[S[i], w]) "/s" (bad[S[i], w] > 0 ? " (" fmt(bad[S[i], w]) " non-2xx)" : "") " |"
+    l = l " " ratio(rps["nacosd", w], rps["java", w]) " | " ratio(rps["nacosd", w], rps["rnacos", w]) " | " ratio(rps["nacosd", w], rps["fiber", w]) " | " ratio(rps["nacosd", w], rps["ceiling", w]) " |"
     print l
   }
   l = "| RSS after the run (largest of the five) |"
-  for (i = 1; i <= 4; i++) if (S[i] in has) { m = 0; for (j = 1; j <= 5; j++) if (rss[S[i], W[j]] > m) m = rss[S[i], W[j]]; l = l " " m " MiB |" }
-  print l " | | |"
+  for (i = 1; i <= 5; i++) if (S[i] in has) { m = 0; for (j = 1; j <= 5; j++) if (rss[S[i], W[j]] > m) m = rss[S[i], W[j]]; l = l " " m " MiB |" }
+  print l " | | | |"
   l = "| start to first answer (median of five) |"
-  for (i = 1; i <= 4; i++) if (S[i] in has) { n = 0; for (j = 1; j <= 5; j++) v[++n] = st[S[i], W[j]] + 0
+  for (i = 1; i <= 5; i++) if (S[i] in has) { n = 0; for (j = 1; j <= 5; j++) v[++n] = st[S[i], W[j]] + 0
     for (a = 1; a <= n; a++) for (b = a + 1; b <= n; b++) if (v[b] < v[a]) { t = v[a]; v[a] = v[b]; v[b] = t }
     l = l " " v[3] " ms |" }
-  print l " | | |"
+  print l " | | | |"
   print ""
   print "| server | workload | req/s | p50 | p99 | non-2xx | RSS after | start to first answer | load before |"
   print "|---|---|---|---|---|---|---|---|---|"
-  for (i = 1; i <= 4; i++) if (S[i] in has) for (j = 1; j <= 5; j++) { k = S[i] SUBSEP W[j]
+  for (i = 1; i <= 5; i++) if (S[i] in has) for (j = 1; j <= 5; j++) { k = S[i] SUBSEP W[j]
     print "| " S[i] " | " W[j] " | " fmt(rps[k]) " | " p50[k] " | " p99[k] " | " bad[k] " | " rss[k] " MiB | " st[k] " ms | " la[k] " |" }
   print ""
   print "Load average at the end: " endload "."
