@@ -14,6 +14,9 @@
 #   NACOSD_WRK_SCRIPTS  directory of the Lua scripts (default ../shared/bench/wrk,
 #                       then /work/shared/bench/wrk); read in place, not copied
 #   NACOSD_WRK_DURATION wrk -d per workload (default 8s)
+#   NACOSD_WRK_WARMUP   a first wrk run of this length per workload, not
+#                       counted (default 4s; 0 = none): a cold JVM compiles
+#                       its hot paths in the first seconds
 #   NACOSD_WRK_SERVERS  which servers (default "java rnacos nacosd fiber ceiling";
 #                       fiber: the ceiling's answer through a bare fiber app)
 #   NACOSD_RNACOS_BIN   the r-nacos binary (default bin/rnacos/bin/rnacos, then
@@ -27,6 +30,7 @@ log() { echo "wrk.sh: $*" >&2; }
 
 scripts=$(wrk_scripts "$root" register.lua)
 dur=${NACOSD_WRK_DURATION:-8s}
+warm=${NACOSD_WRK_WARMUP:-4s}
 servers=${NACOSD_WRK_SERVERS:-java rnacos nacosd fiber ceiling}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 
@@ -113,6 +117,7 @@ for name in $servers; do
       echo "$name $w 0 - - 0 0 $started_ms $la" >>"$rows"
       continue
     fi
+    [[ "$warm" == 0 ]] || wrk -t1 -c32 -d"$warm" -s "$scripts/$w.lua" "http://127.0.0.1:$port" >/dev/null 2>&1 || true
     out=$(wrk -t1 -c32 -d"$dur" --latency -s "$scripts/$w.lua" "http://127.0.0.1:$port" 2>&1)
     rps=$(awk '/^Requests\/sec:/ {print $2}' <<<"$out")
     p50=$(awk '$1 == "50%" {print $2}' <<<"$out")
@@ -128,7 +133,7 @@ done
 
 # Render the section.
 sec="$work/section.md"
-awk -v machine="$machine" -v ncpu="$(nproc)" -v dur="$dur" -v servers="$servers" -v endload="$(cut -d' ' -f1-3 /proc/loadavg)" '
+awk -v machine="$machine" -v ncpu="$(nproc)" -v dur="$dur" -v warm="$([[ $warm == 0 ]] || echo "$warm")" -v servers="$servers" -v endload="$(cut -d' ' -f1-3 /proc/loadavg)" '
 function fmt(n,   s, i) { n = sprintf("%.0f", n); s = ""; while (length(n) > 3) { s = " " substr(n, length(n) - 2) s; n = substr(n, 1, length(n) - 3) }; return n s }
 function ratio(a, b) { return (b > 0 && a > 0) ? sprintf("%.2f×", a / b) : "—" }
 { rps[$1, $2] = $3; p50[$1, $2] = $4; p99[$1, $2] = $5; bad[$1, $2] = $6; rss[$1, $2] = $7; st[$1, $2] = $8
@@ -142,7 +147,7 @@ END {
   print "## HTTP side by side (issue 13)"
   print ""
   print "Written by `make bench` (`server/cmd/nacosd-load/wrk.sh`) on " machine "."
-  print "One server at a time, a fresh process and data directory per workload, `wrk -t1 -c32 -d" dur " --latency -s ../shared/bench/wrk/WORKLOAD.lua`"
+  print "One server at a time, a fresh process and data directory per workload, `wrk -t1 -c32 -d" dur " --latency -s ../shared/bench/wrk/WORKLOAD.lua`" (warm ? " after an uncounted " warm " run of the same script" : "")
   print "(list reads 100 services × 100 instances and config get 100 keys of 1 KB, preloaded by `nacosd-scale preload`). The machine is shared:"
   print "the load average (1/5/15 min) before each run is in the second table. Replaced on every run."
   print ""
