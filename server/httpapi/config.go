@@ -3,10 +3,8 @@ package httpapi
 import (
 	"errors"
 	"log/slog"
-	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/utils"
@@ -202,16 +200,6 @@ func required(p Params, names ...string) ([]string, error) {
 }
 
 // appendHTTPDate appends the Last-Modified format (RFC 1123, GMT).
-func appendHTTPDate(dst []byte, ms int64) []byte {
-	return time.UnixMilli(ms).UTC().AppendFormat(dst, http.TimeFormat)
-}
-
-func noCache(c *fiber.Ctx) {
-	c.Set("Pragma", "no-cache")
-	c.Set("Expires", "Thu, 01 Jan 1970 00:00:00 GMT")
-	c.Set("Cache-Control", "no-cache,no-store")
-}
-
 // get is GET /v1/cs/configs (config-v1.md §3.1), the config center's
 // hottest request: parameters are read in place (only looked up), the
 // client IP is read only when a beta variant needs it, and the headers
@@ -241,8 +229,9 @@ func (h *configHandlers) get(c *fiber.Ctx, p Params) error {
 	if !r.Found {
 		return c.Status(fiber.StatusNotFound).SendString(compat.ConfigNotExist)
 	}
-	c.Set("Config-Type", r.Type)
-	c.Set(fiber.HeaderContentType, compat.ConfigContentType(r.Type))
+	hd := &c.Response().Header
+	hd.SetCanonical(hdrConfigType, utils.UnsafeBytes(r.Type))
+	hd.SetContentType(compat.ConfigContentType(r.Type))
 	if !r.Served {
 		return c.Status(fiber.StatusNotFound).SendString(compat.ConfigNotExist)
 	}
@@ -252,10 +241,10 @@ func (h *configHandlers) get(c *fiber.Ctx, p Params) error {
 	if r.AutoTag != "" {
 		c.Set("Vipserver-Tag", compat.JavaURLEncode(r.AutoTag))
 	}
-	c.Set("Content-MD5", r.MD5)
+	hd.SetCanonical(hdrContentMD5, utils.UnsafeBytes(r.MD5))
 	noCache(c)
-	var db [len(http.TimeFormat) + 8]byte
-	c.Response().Header.SetBytesV("Last-Modified", appendHTTPDate(db[:0], r.Modified))
+	var db [httpDateLen]byte
+	hd.SetCanonical(hdrLastModified, appendHTTPDate(db[:0], r.Modified))
 	return c.SendString(r.Content)
 }
 
