@@ -199,7 +199,6 @@ func required(p Params, names ...string) ([]string, error) {
 	return out, nil
 }
 
-// appendHTTPDate appends the Last-Modified format (RFC 1123, GMT).
 // get is GET /v1/cs/configs (config-v1.md §3.1), the config center's
 // hottest request: parameters are read in place (only looked up), the
 // client IP is read only when a beta variant needs it, and the headers

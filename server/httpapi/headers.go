@@ -1,6 +1,7 @@
 package httpapi
 
 import (
+	"net/http"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -29,8 +30,8 @@ func noCache(c *fiber.Ctx) {
 	h.SetCanonical(hdrCacheControl, valNoStore)
 }
 
-// httpDateLen is the length of an HTTP date (http.TimeFormat) of years 1000-9999.
-const httpDateLen = len("Mon, 02 Jan 2006 15:04:05 GMT")
+// httpDateLen is the length of an HTTP date of years 1000-9999.
+const httpDateLen = len(http.TimeFormat)
 
 const (
 	httpDays   = "SunMonTueWedThuFriSat"
@@ -45,7 +46,7 @@ func appendHTTPDate(dst []byte, ms int64) []byte {
 	t := time.UnixMilli(ms).UTC()
 	y, mo, d := t.Date()
 	if y < 1000 || y > 9999 {
-		return t.AppendFormat(dst, "Mon, 02 Jan 2006 15:04:05 GMT")
+		return t.AppendFormat(dst, http.TimeFormat)
 	}
 	hh, mm, ss := t.Clock()
 	wd := int(t.Weekday())

@@ -164,9 +164,10 @@ func (s *Service) datumIndex(key string, h int32) int {
 	lo, hi := 0, len(s.datumHash)
 	if c := s.datumCap; c > 0 {
 		b := compat.JavaHashBucket(h, c)
-		lo, _ = slices.BinarySearchFunc(s.datumHash, b, func(x int32, b int) int { return compat.JavaHashBucket(x, c) - b })
-		for hi = lo; hi < len(s.datumHash) && compat.JavaHashBucket(s.datumHash[hi], c) == b; hi++ {
-		}
+		cmp := func(x int32, b int) int { return compat.JavaHashBucket(x, c) - b }
+		lo, _ = slices.BinarySearchFunc(s.datumHash, b, cmp)
+		hi, _ = slices.BinarySearchFunc(s.datumHash[lo:], b+1, cmp)
+		hi += lo
 	}
 	for i := lo; i < hi; i++ {
 		if s.datumHash[i] == h && s.datumOrder[i] == key {

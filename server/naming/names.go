@@ -22,21 +22,19 @@ const (
 // serviceNameOK is Java's service name pattern ^[0-9a-zA-Z@\.:_-]+$ and
 // clusterNameOK its cluster name pattern ^[0-9a-zA-Z-]+$, as byte loops
 // (every register checks the cluster name; the regexp was 4 % of it).
-func serviceNameOK(s string) bool {
-	return nameOK(s, func(c byte) bool { return c == '@' || c == '.' || c == ':' || c == '_' })
-}
+func serviceNameOK(s string) bool { return nameOK(s, "@.:_") }
 
-func clusterNameOK(s string) bool { return nameOK(s, func(byte) bool { return false }) }
+func clusterNameOK(s string) bool { return nameOK(s, "") }
 
 // nameOK: s is not empty and every byte is an ASCII letter, digit or '-',
-// or one that extra accepts.
-func nameOK(s string, extra func(byte) bool) bool {
+// or one of extra.
+func nameOK(s, extra string) bool {
 	if s == "" {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || extra(c)) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '-' || strings.IndexByte(extra, c) >= 0) {
 			return false
 		}
 	}
