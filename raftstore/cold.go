@@ -51,6 +51,13 @@ const (
 	coldDropAfter = 2 << 20
 	// coldChunk is how many records a scan copies per read transaction.
 	coldChunk = 256
+	// coldQueueMax is how many queued ops make the FSM write them itself
+	// instead of leaving them to the writer; coldQueueMin is the queue's
+	// initial capacity.
+	coldQueueMax = 8192
+	coldQueueMin = 256
+	// coldTxBytes bounds the keys and values one writer transaction takes.
+	coldTxBytes = 1 << 20
 )
 
 type coldStore struct {
@@ -62,13 +69,22 @@ type coldStore struct {
 	// would.
 	failWrite func() error
 
-	// pending are cold ops the FSM applied but could not write (a full
-	// disk), oldest first; reads see them, the next write retries them,
-	// and no snapshot is taken until they are written (cold_read.go).
+	// pending are cold ops the FSM applied that are not in the file yet,
+	// oldest first: queued for the writer goroutine, or not writable (a
+	// full disk); reads see them (cold_read.go), and no snapshot is taken
+	// until they are written.
 	pendMu     sync.RWMutex
 	pending    []coldOp
+	pendIndex  uint64 // newest index queued
 	hasPending atomic.Bool
-	failedAt   time.Time // last logged write failure
+	failedAt   time.Time // last logged write failure (flushMu)
+
+	// The writer goroutine (write): wake has a buffer of one; nil wake
+	// means no writer, the FSM writes itself.
+	flushMu    sync.Mutex // one flush at a time, so the queue's written head is what is dropped
+	wake       chan struct{}
+	stopWriter chan struct{}
+	writerDone chan struct{}
 
 	mu        sync.Mutex // write transactions and page drops
 	applied   uint64     // newest index whose cold ops are in the file
@@ -106,6 +122,8 @@ func openCold(dir string, names []string, fresh bool, log *slog.Logger) (*coldSt
 		_ = db.Close()
 		return nil, fmt.Errorf("raftstore: open %s: %w", path, err)
 	}
+	c.wake, c.stopWriter, c.writerDone = make(chan struct{}, 1), make(chan struct{}), make(chan struct{})
+	go c.runWriter(c.stopWriter, c.writerDone)
 	return c, nil
 }
 
@@ -260,47 +278,118 @@ type coldOp struct {
 	op    Op
 }
 
-// write applies the pending ops and ops, and records index as applied, in
-// one transaction. When that fails (a full disk: the raft log had room, the
-// file not), the ops stay pending: reads see them, the next write retries
-// them, and a restart replays their entries from the log (the file's
-// applied index did not move). The FSM goes on: the entries are committed.
+// write queues ops, the cold ops of entries up to index, for the writer
+// goroutine, which writes everything queued in one transaction: while it
+// writes, the FSM queues the next batches, so under load one transaction
+// carries the history rows of many raft batches (their leaves are shared)
+// and the FSM goroutine does not wait for bolt. Reads see queued ops
+// (cold_read.go), so a write is visible as soon as its entry is applied.
+// Past coldQueueMax queued ops the FSM writes them itself (back-pressure).
+//
+// When a write fails (a full disk: the raft log had room, the file not), the
+// ops stay queued: reads see them, later writes retry them, no snapshot is
+// taken (checkpoint), and a restart replays their entries from the log (the
+// file's applied index did not move). The FSM goes on: the entries are
+// committed.
 func (c *coldStore) write(ops []coldOp, index uint64) {
-	if c.hasPending.Load() {
-		c.pendMu.RLock()
-		ops = append(append([]coldOp(nil), c.pending...), ops...)
-		c.pendMu.RUnlock()
-	}
-	if len(ops) > 0 {
-		index = max(index, ops[len(ops)-1].index)
-	}
-	err := c.tryWrite(ops, index)
 	c.pendMu.Lock()
-	defer c.pendMu.Unlock()
-	if err == nil {
-		c.pending = nil
-		c.hasPending.Store(false)
+	c.pending = append(c.pending, ops...)
+	c.pendIndex = max(c.pendIndex, index)
+	n := len(c.pending)
+	c.hasPending.Store(n > 0)
+	c.pendMu.Unlock()
+	if c.wake == nil || n >= coldQueueMax {
+		_ = c.flush()
 		return
 	}
-	c.pending = ops
-	c.hasPending.Store(true)
-	if time.Since(c.failedAt) > 10*time.Second {
-		c.failedAt = time.Now()
-		c.log.Error("raftstore: cannot write fsm.db; keeping the writes in memory and retrying", "index", index,
-			"pending_ops", len(ops), "err", err)
+	select {
+	case c.wake <- struct{}{}:
+	default:
 	}
 }
 
-// flushPending writes pending ops; it fails while they cannot be written.
-func (c *coldStore) flushPending() error {
-	if !c.hasPending.Load() {
-		return nil
+// runWriter writes queued ops until stop is closed.
+func (c *coldStore) runWriter(stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-stop:
+			return
+		case <-c.wake:
+			for more, err := c.writeHead(); more && err == nil; more, err = c.writeHead() {
+			}
+		}
 	}
-	c.write(nil, c.appliedIndex())
-	if c.hasPending.Load() {
-		return errors.New("raftstore: fsm.db: writes pending (disk full?)")
+}
+
+// flush writes every queued op.
+func (c *coldStore) flush() error {
+	for {
+		more, err := c.writeHead()
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// writeHead writes the queued ops, at most coldTxBytes of values of them
+// (a transaction's pages stay in RSS until the next page drop), in one
+// transaction with the index every entry up to which is then in the file,
+// drops them from the queue, and reports whether ops are left (after a
+// failed write: all of them, kept for the next try).
+func (c *coldStore) writeHead() (more bool, err error) {
+	c.flushMu.Lock()
+	defer c.flushMu.Unlock()
+	c.pendMu.RLock()
+	n, size := 0, 0
+	for n < len(c.pending) && (n == 0 || size < coldTxBytes) {
+		size += len(c.pending[n].op.Key) + len(c.pending[n].op.Value)
+		n++
+	}
+	ops := c.pending[:n:n] // appends go past its end
+	index := c.pendIndex
+	if n < len(c.pending) {
+		index = c.pending[n].index - 1 // that entry's ops are not all written yet
+	}
+	c.pendMu.RUnlock()
+	if n == 0 {
+		return false, nil
+	}
+	err = c.tryWrite(ops, index)
+	c.pendMu.Lock()
+	defer c.pendMu.Unlock()
+	if err == nil {
+		if rest := c.pending[n:]; len(rest) > 0 {
+			c.pending = append(make([]coldOp, 0, max(len(rest), coldQueueMin)), rest...)
+		} else {
+			c.pending = c.pending[:0:0]
+		}
+		c.hasPending.Store(len(c.pending) > 0)
+		return len(c.pending) > 0, nil
+	}
+	if time.Since(c.failedAt) > 10*time.Second {
+		c.failedAt = time.Now()
+		c.log.Error("raftstore: cannot write fsm.db; keeping the writes in memory and retrying", "index", index,
+			"pending_ops", len(c.pending), "err", err)
+	}
+	return true, err
+}
+
+// flushPending writes queued ops; it fails while they cannot be written.
+func (c *coldStore) flushPending() error {
+	if err := c.flush(); err != nil {
+		return fmt.Errorf("raftstore: fsm.db: writes pending (disk full?): %w", err)
 	}
 	return nil
+}
+
+// dropPending forgets the queued ops (a snapshot restore replaces them).
+// flushMu is held by the caller.
+func (c *coldStore) dropPending() {
+	c.pendMu.Lock()
+	c.pending, c.pendIndex = nil, 0
+	c.hasPending.Store(false)
+	c.pendMu.Unlock()
 }
 
 func (c *coldStore) tryWrite(ops []coldOp, index uint64) error {
@@ -414,6 +503,11 @@ func (c *coldStore) dropPagesLocked() {
 
 // close marks the file clean after syncing it, then closes it.
 func (c *coldStore) close() error {
+	if c.stopWriter != nil {
+		close(c.stopWriter)
+		<-c.writerDone
+		c.stopWriter = nil
+	}
 	if err := c.flushPending(); err != nil {
 		c.log.Warn("raftstore: closing fsm.db with writes pending; the next start replays them from the log", "err", err)
 	}
@@ -449,6 +543,8 @@ type coldLoad struct {
 const coldLoadTx = 16 << 20
 
 func (c *coldStore) beginLoad() *coldLoad {
+	c.flushMu.Lock()
+	c.dropPending()
 	c.mu.Lock()
 	return &coldLoad{c: c, counts: map[string]int{}}
 }
@@ -518,4 +614,5 @@ func (l *coldLoad) end() {
 		l.tx = nil
 	}
 	l.c.mu.Unlock()
+	l.c.flushMu.Unlock()
 }

@@ -383,15 +383,20 @@ func TestDiskBucketWritesPendWhileTheFileFails(t *testing.T) {
 	t.Parallel()
 	f := newColdFSM(t, t.TempDir())
 	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a", "1"), put("h", "b", "2")}}))
+	if err := f.cold.flushPending(); err != nil {
+		t.Fatal(err)
+	}
 	full := errors.New("no space left on device")
 	var fail atomic.Bool
 	fail.Store(true)
+	f.cold.mu.Lock() // the writer goroutine reads it under mu
 	f.cold.failWrite = func() error {
 		if fail.Load() {
 			return full
 		}
 		return nil
 	}
+	f.cold.mu.Unlock()
 	if r := f.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "c", "3"), del("h", "a"), put("mem", "m", "x")}})); r != nil {
 		t.Fatalf("Apply with the file failing = %v", r)
 	}
@@ -439,5 +444,46 @@ func TestDiskBucketWritesPendWhileTheFileFails(t *testing.T) {
 	check("written")
 	if r, ok := f.cold.fileGet("h", "c"); !ok || string(r.Value) != "3" {
 		t.Fatalf("pending write not in the file: %+v %v", r, ok)
+	}
+}
+
+// The writer writes the queue in transactions of about coldTxBytes; when
+// one ends inside an entry's ops, the file's applied index stays below that
+// entry, so a restart replays the entry rather than skip its unwritten ops.
+func TestDiskBucketChunkEndsBelowASplitEntry(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a", "1")}}))
+	if err := f.cold.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	big := strings.Repeat("x", coldTxBytes/2+1)
+	c := f.cold
+	close(c.stopWriter) // the test writes the queue itself
+	<-c.writerDone
+	c.stopWriter = nil
+	c.write([]coldOp{{2, put("h", "b", big)}, {2, put("h", "c", big)}, {2, put("h", "d", big)}, {3, put("h", "e", "3")}}, 3)
+	if err := c.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.appliedIndex(); got != 3 {
+		t.Fatalf("applied after the whole queue = %d, want 3", got)
+	}
+	c.write([]coldOp{{4, put("h", "f", big)}, {4, put("h", "g", big)}, {4, put("h", "i", big)}}, 4)
+	more, err := c.writeHead()
+	if err != nil || !more {
+		t.Fatalf("first chunk: more %v err %v", more, err)
+	}
+	if got := c.appliedIndex(); got != 3 {
+		t.Fatalf("applied after a chunk inside entry 4 = %d, want 3", got)
+	}
+	if r, ok := f.get("h", "i"); !ok || len(r.Value) != len(big) || r.Rev != 4 {
+		t.Fatalf("queued op not read: rev %d ok %v", r.Rev, ok)
+	}
+	if err := c.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.appliedIndex(); got != 4 {
+		t.Fatalf("applied after the rest = %d, want 4", got)
 	}
 }

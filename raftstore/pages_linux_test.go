@@ -45,6 +45,9 @@ func TestColdPagesDropped(t *testing.T) {
 	for i := range 30000 {
 		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%03d\x00%020d", i%100, i), val)}}))
 	}
+	if err := f.cold.flushPending(); err != nil {
+		t.Fatal(err)
+	}
 	max := 3 * coldDropAfter / 1024 // kB: what can be touched between drops, with bolt's fault-around
 	if kb := mappedKB(t, path); kb > max {
 		t.Fatalf("after 30 000 writes (%d MB of values) %d kB of fsm.db resident, want <= %d", 30000*700>>20, kb, max)
