@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"sync"
@@ -30,6 +31,13 @@ type testNode struct {
 // by the leader with AddVoter.
 func newTestCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return newTestClusterWith(t, n, nil)
+}
+
+// newTestClusterWith is newTestCluster with mod applied to every node's
+// Config.
+func newTestClusterWith(t *testing.T, n int, mod func(*Config)) *testCluster {
+	t.Helper()
 	c := &testCluster{t: t, log: testLogger(t)}
 	t.Cleanup(func() {
 		for _, nd := range c.nodes {
@@ -47,6 +55,9 @@ func newTestCluster(t *testing.T, n int) *testCluster {
 		cfg.Bootstrap = i == 0
 		cfg.TrailingLogs = 8
 		cfg.OpenTimeout = 5 * time.Second
+		if mod != nil {
+			mod(&cfg)
+		}
 		p := newNetProxy(t)
 		cfg.AdvertiseAddr = p.addr()
 		s, err := Open(cfg)
@@ -269,6 +280,45 @@ func TestCluster(t *testing.T) {
 	c.stop(victim)
 	c.apply(Batch{Ops: []Op{put("b", "two-nodes", "ok")}})
 	c.converged("b")
+}
+
+// TestClusterShipsDiskBuckets: a node's own snapshots leave the disk
+// buckets in its fsm.db, so what it sends a follower that is behind is the
+// snapshot with fsm.db read in; the follower ends with the same history.
+func TestClusterShipsDiskBuckets(t *testing.T) {
+	if testing.Short() {
+		t.Skip("3-node cluster")
+	}
+	t.Parallel()
+	c := newTestClusterWith(t, 3, func(cfg *Config) { cfg.DiskBuckets = []string{"h"} })
+	c.apply(Batch{Ops: []Op{put("h", "before", "x")}})
+	c.converged("h")
+	fi := (c.index(c.leader()) + 1) % 3
+	c.stop(fi)
+	for i := range 40 {
+		c.apply(Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), strconv.Itoa(i)), put("b", "n", strconv.Itoa(i)),
+			del("h", fmt.Sprintf("k%02d", i-5))}})
+	}
+	c.snapshotAll()
+	c.apply(Batch{Ops: []Op{put("h", "after", "snapshot")}})
+	c.restart(fi)
+	c.converged("h", "b")
+	f := c.nodes[fi].s
+	if st := f.Stats(); st["last_snapshot_index"] == "0" {
+		t.Errorf("lagging follower caught up without a snapshot: %v", st)
+	}
+	if n := f.Len("h"); n != 7 { // before, k35..k39, after
+		t.Errorf("follower's Len(h) = %d, want 7", n)
+	}
+	for _, nd := range c.nodes {
+		eventually(t, 5*time.Second, func() error {
+			left, _ := filepath.Glob(filepath.Join(nd.cfg.Dir, shipPrefix+"*"))
+			if len(left) > 0 {
+				return fmt.Errorf("copies left: %v", left)
+			}
+			return nil
+		})
+	}
 }
 
 // TestClusterFollowerReset cuts a follower off, moves the leader's log past

@@ -9,9 +9,10 @@ import (
 	"go.etcd.io/bbolt"
 )
 
-// Reads of the cold buckets. They read fsm.db in short read transactions;
-// while writes are pending (cold.go: a full disk), they also see those, the
-// slow way (only then).
+// Reads of the cold buckets. They read fsm.db in short read transactions
+// and see the ops queued for the writer (cold.go) too: a scan whose range
+// has queued ops merges them into a copy of the range (the slow way, only
+// then).
 
 // decodeColdValue splits a stored value into rev and a copy of the bytes.
 func decodeColdValue(v []byte) (Record, bool) {
@@ -86,7 +87,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 	if prefix == "" {
 		return c.len(bucket)
 	}
-	if c.overlay(bucket) != nil {
+	if withPrefix(c.overlay(bucket), prefix) != nil {
 		n := 0
 		c.scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
 		return n
@@ -102,7 +103,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 // transaction (which would pin freed pages).
 // The first skip records are passed over without copying their values.
 func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
-	if ov := c.overlay(bucket); ov != nil {
+	if ov := withPrefix(c.overlay(bucket), prefix); ov != nil {
 		c.scanWithOverlay(bucket, prefix, reverse, ov, func(k string, r Record) bool {
 			if skip > 0 {
 				skip--
@@ -113,6 +114,25 @@ func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(
 		return
 	}
 	c.fileScan(bucket, prefix, reverse, skip, fn)
+}
+
+// withPrefix is the part of ov whose keys start with prefix (nil: none).
+// Under write load something is nearly always queued, but seldom for the
+// one config whose history is being paged.
+func withPrefix(ov map[string]coldOp, prefix string) map[string]coldOp {
+	if prefix == "" || ov == nil {
+		return ov
+	}
+	var m map[string]coldOp
+	for k, o := range ov {
+		if strings.HasPrefix(k, prefix) {
+			if m == nil {
+				m = map[string]coldOp{}
+			}
+			m[k] = o
+		}
+	}
+	return m
 }
 
 // scanWithOverlay merges the pending ops into a copy of the whole range.

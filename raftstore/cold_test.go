@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/binary"
@@ -28,7 +29,7 @@ func coldConfig(t testing.TB, dir string) Config {
 func newColdFSM(t *testing.T, dir string) *fsm {
 	t.Helper()
 	f := newFSM(testLogger(t))
-	c, err := openCold(dir, []string{"h"}, true, f.log)
+	c, err := openCold(dir, []string{"h"}, true, true, f.log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,43 +185,73 @@ func setColdMeta(t *testing.T, dir string, kv map[string]string) {
 	}
 }
 
+// An fsm.db of an earlier version, whose commits were not synced (no
+// "synced" mark), is trusted only after a clean stop or on the boot that
+// wrote it; otherwise it is rebuilt from the log (and from its snapshots,
+// which carried the cold buckets then).
 func TestUntrustedDiskBucketIsRebuilt(t *testing.T) {
 	t.Parallel()
-	for _, snapshot := range []bool{false, true} {
-		t.Run(fmt.Sprint("snapshot=", snapshot), func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			cfg := coldConfig(t, dir)
-			s, err := Open(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range 40 {
-				mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
-				if snapshot && i == 20 {
-					if err := s.Snapshot(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			}
-			want := dump(s, "h")
-			if err := s.Close(); err != nil {
-				t.Fatal(err)
-			}
-			// not closed cleanly, on another boot; and some records lost
-			setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot"})
-			db, _ := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
-			_ = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("h")).Delete([]byte("k05")) })
-			_ = db.Close()
-			s = mustOpen(t, cfg)
-			if got := dump(s, "h"); fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("after rebuild:\n got %v\nwant %v", got, want)
-			}
-			if n := s.Len("h"); n != 40 {
-				t.Fatalf("Len = %d, want 40", n)
-			}
-		})
+	dir := t.TempDir()
+	cfg := coldConfig(t, dir)
+	s := mustOpen(t, cfg)
+	for i := range 40 {
+		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
 	}
+	want := dump(s, "h")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// not closed cleanly, on another boot; and some records lost
+	setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot", coldSynced: "0"})
+	db, _ := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
+	_ = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("h")).Delete([]byte("k05")) })
+	_ = db.Close()
+	s = mustOpen(t, cfg)
+	if got := dump(s, "h"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after rebuild:\n got %v\nwant %v", got, want)
+	}
+	if n := s.Len("h"); n != 40 {
+		t.Fatalf("Len = %d, want 40", n)
+	}
+}
+
+// fsm.db's commits are synced, so it is trusted on any boot; and a node
+// whose own snapshot left the cold buckets to it refuses to start without
+// it instead of starting with the history gone.
+func TestSyncedDiskBucketIsKept(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	cfg := coldConfig(t, dir)
+	s := mustOpen(t, cfg)
+	for i := range 40 {
+		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
+		if i == 20 {
+			if err := s.Snapshot(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := dump(s, "h")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot"})
+	s = mustOpen(t, cfg)
+	if got := dump(s, "h"); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after a restart on another boot:\n got %v\nwant %v", got, want)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, coldFile)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Open(cfg)
+	var ce *CorruptError
+	if !errors.As(err, &ce) || !strings.HasSuffix(ce.Path, coldFile) {
+		t.Fatalf("Open without fsm.db = %v, want a CorruptError naming it", err)
+	}
+	t.Log(err)
 }
 
 func TestStaleDiskBucketFileIsDropped(t *testing.T) {
@@ -258,9 +289,26 @@ func TestColdSnapshotRestore(t *testing.T) {
 	if err := snap.Persist(sink); err != nil {
 		t.Fatal(err)
 	}
+	own := sink.Bytes()
+	if own[0] != snapshotVersion {
+		t.Fatalf("snapshot version %d, want %d", own[0], snapshotVersion)
+	}
 	dst := newColdFSM(t, t.TempDir())
 	dst.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "junk", "j")}}))
-	if err := dst.Restore(io.NopCloser(sink.Reader())); err != nil {
+	// the node's own snapshot leaves "h" to its fsm.db: another file that
+	// does not reach the snapshot's index cannot take it
+	if err := dst.Restore(io.NopCloser(bytes.NewReader(own))); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("own snapshot restored onto an fsm.db behind it: %v", err)
+	}
+	// the source itself can (a restart)
+	if err := src.Restore(io.NopCloser(bytes.NewReader(own))); err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := src.get("h", "k1"); !ok || string(r.Value) != "v1" {
+		t.Fatalf("h/k1 after restoring the own snapshot: %+v %v", r, ok)
+	}
+	sent := shipped(t, src, own)
+	if err := dst.Restore(io.NopCloser(bytes.NewReader(sent))); err != nil {
 		t.Fatal(err)
 	}
 	for k, want := range map[string]string{"k1": "v1@1", "k2": "@2"} {
@@ -282,19 +330,43 @@ func TestColdSnapshotRestore(t *testing.T) {
 		t.Errorf("fsm.db applied = %d after restore, want 2", dst.cold.appliedIndex())
 	}
 	// a store without disk buckets cannot take this snapshot
-	if err := newTestFSM(t).Restore(io.NopCloser(sink.Reader())); err == nil {
+	if err := newTestFSM(t).Restore(io.NopCloser(bytes.NewReader(sent))); err == nil {
 		t.Error("a store without disk buckets restored a snapshot with cold records")
 	}
 	// truncated in the cold section
-	b := sink.Bytes()
+	b := sent
 	if err := newColdFSM(t, t.TempDir()).Restore(io.NopCloser(bytes.NewReader(b[:len(b)-3]))); err == nil {
 		t.Error("truncated snapshot restored")
 	}
 }
 
-// Entries applied while a snapshot persists may reach its cold section
-// (it is read without one long transaction); replaying them after the
-// restore, as raft does, ends in the source's exact state.
+// shipped is a node's own snapshot as it sends it to a member: version 2,
+// with src's fsm.db read in.
+func shipped(t *testing.T, src *fsm, own []byte) []byte {
+	t.Helper()
+	ss := &shipStore{dir: t.TempDir(), cold: src.cold, log: testLogger(t)}
+	f, size, err := ss.materialise(bufio.NewReader(bytes.NewReader(own)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &shipCopy{File: f}
+	b, err := io.ReadAll(c)
+	if err != nil || int64(len(b)) != size || b[0] != snapshotV2 {
+		t.Fatalf("shipped copy: %d bytes (size %d), %v", len(b), size, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if ents, _ := os.ReadDir(ss.dir); len(ents) != 0 {
+		t.Fatalf("shipped copy left behind: %v", ents)
+	}
+	return b
+}
+
+// Entries applied after a snapshot, before it is sent, reach its cold
+// section (fsm.db is read when the snapshot is sent, without one long
+// transaction); replaying them after the restore, as raft does, ends in
+// the source's exact state.
 func TestFuzzyColdSnapshotReplays(t *testing.T) {
 	t.Parallel()
 	src := newColdFSM(t, t.TempDir())
@@ -320,7 +392,7 @@ func TestFuzzyColdSnapshotReplays(t *testing.T) {
 		t.Fatal(err)
 	}
 	dst := newColdFSM(t, t.TempDir())
-	if err := dst.Restore(io.NopCloser(sink.Reader())); err != nil {
+	if err := dst.Restore(io.NopCloser(bytes.NewReader(shipped(t, src, sink.Bytes())))); err != nil {
 		t.Fatal(err)
 	}
 	for _, l := range log[2:] { // raft's replay after the snapshot's index
@@ -485,5 +557,88 @@ func TestDiskBucketChunkEndsBelowASplitEntry(t *testing.T) {
 	}
 	if got := c.appliedIndex(); got != 4 {
 		t.Fatalf("applied after the rest = %d, want 4", got)
+	}
+}
+
+// TestDiskBucketPagesStayFull appends to 100 key ranges at once, as config
+// history grows, and checks bolt's leaf pages stay mostly full (its default
+// split left every page behind half empty: the file twice the data).
+func TestDiskBucketPagesStayFull(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	val := strings.Repeat("v", 300)
+	for i := range 20000 {
+		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%03d\x00%020d", i%100, i), val)}}))
+	}
+	if err := f.cold.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	var st bbolt.BucketStats
+	if err := f.cold.db.View(func(tx *bbolt.Tx) error {
+		st = tx.Bucket([]byte("h")).Stats()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	fill := float64(st.LeafInuse) / float64(st.LeafAlloc)
+	t.Logf("%d leaf pages, %d bytes in use of %d (%.0f %%)", st.LeafPageN, st.LeafInuse, st.LeafAlloc, 100*fill)
+	if fill < 0.7 { // 43 % with bolt's default
+		t.Fatalf("leaf pages %.0f %% full, want >= 70 %%", 100*fill)
+	}
+}
+
+// A scan sees the queued ops of its own range merged into the file's, and
+// reads only the file when what is queued lies in other ranges.
+func TestDiskBucketScanSeesQueuedOps(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a/1", "1"), put("h", "a/2", "2"), put("h", "b/1", "1")}}))
+	if err := f.cold.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	c := f.cold
+	close(c.stopWriter) // keep what follows queued
+	<-c.writerDone
+	c.stopWriter = nil
+	f.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "b/2", "2"), del("h", "b/1")}}))
+	f.Apply(cmdLog(3, Batch{Ops: []Op{put("h", "a/3", "3")}}))
+	f.Apply(cmdLog(4, Batch{Ops: []Op{del("h", "a/3")}}))
+	if !c.hasPending.Load() {
+		t.Fatal("nothing queued")
+	}
+	scan := func(prefix string, reverse bool) string {
+		var out []string
+		f.scan("h", prefix, reverse, func(k string, r Record) bool {
+			out = append(out, k+"="+string(r.Value))
+			return true
+		})
+		return strings.Join(out, ",")
+	}
+	for _, tc := range []struct {
+		prefix  string
+		reverse bool
+		want    string
+	}{
+		{"a/", false, "a/1=1,a/2=2"},
+		{"a/", true, "a/2=2,a/1=1"},
+		{"b/", false, "b/2=2"},
+		{"", false, "a/1=1,a/2=2,b/2=2"},
+		{"c/", false, ""},
+	} {
+		if got := scan(tc.prefix, tc.reverse); got != tc.want {
+			t.Errorf("scan %q reverse=%v = %s, want %s", tc.prefix, tc.reverse, got, tc.want)
+		}
+	}
+	if n := c.count("h", "b/"); n != 1 {
+		t.Errorf("count b/ = %d, want 1", n)
+	}
+	if n := c.count("h", "a/"); n != 2 {
+		t.Errorf("count a/ = %d, want 2", n)
+	}
+	if err := c.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	if got := scan("", false); got != "a/1=1,a/2=2,b/2=2" {
+		t.Errorf("after the flush: %s", got)
 	}
 }

@@ -15,33 +15,33 @@ import (
 // length-prefixed with a uvarint). Snapshots live on disk and travel
 // between nodes: add a version, keep decoding the old ones.
 //
-//	byte version (1 or 2)
+//	byte version (1, 2 or 3)
 //	uvarint applied index
 //	uvarint bucket count, then per in-memory bucket:
 //	  string name, uvarint record count, then per record: string key, uvarint rev, bytes value
 //	version 2 only, the cold buckets (cold.go), streamed:
 //	  per bucket: byte 1, string name, then per record: byte 1, string key, uvarint rev, bytes value; byte 0
-//	  byte 0
+//	versions 2 and 3: byte 0
 //
-// Version 1 has no cold section: a store with cold buckets moves them out
-// of the maps when it restores one.
+// Version 3 is what a node writes for itself: its cold buckets are not in
+// the stream but in its fsm.db, synced at the snapshot's index or later
+// (checkpoint) — rewriting a history that only grows into every snapshot
+// made each snapshot as large as all of history (8 times the log written
+// between them). A node that sends its snapshot to another member sends
+// version 2, its fsm.db read into the stream (ship.go). Version 1 has no
+// cold section: a store with cold buckets moves them out of the maps when
+// it restores one.
 const (
 	snapshotV1      byte = 1
-	snapshotVersion byte = 2
+	snapshotV2      byte = 2
+	snapshotVersion byte = 3
 )
 
 // Snapshot implements raft.FSM: it copies the maps (records are immutable,
-// so a shallow copy is a consistent snapshot); Persist does the I/O.
-//
-// The cold buckets are not copied: Persist reads them in short read
-// transactions while the FSM goes on writing, so their section is fuzzy —
-// every record as of the snapshot's index or a later one. That is enough:
-// raft replays every entry after the snapshot's index onto it, cold ops only
-// put and delete whole records and no condition reads a cold bucket, so the
-// replay ends in exactly the state of the log (as in ZooKeeper's fuzzy
-// snapshots). A long read transaction instead would pin every page the FSM
-// frees meanwhile: the file and bolt's freelist grew by the whole write
-// volume of every snapshot.
+// so a shallow copy is a consistent snapshot); Persist does the I/O. The
+// cold buckets stay in fsm.db: checkpoint writes what is queued and syncs
+// the file with the snapshot's index, before raft may drop the log below
+// it.
 func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	f.ring.snapshotted()
 	applied := f.applied.get()
@@ -50,7 +50,6 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 		if err := f.cold.checkpoint(applied); err != nil {
 			return nil, err
 		}
-		snap.cold = f.cold
 	}
 	f.mu.RLock()
 	defer f.mu.RUnlock()
@@ -66,15 +65,13 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 }
 
 type fsmSnapshot struct {
-	data      buckets
-	applied   uint64
-	ring      *sizeRing  // told the size written
-	cold      *coldStore // read while persisting; nil: no cold buckets
-	coldBytes uint64     // size of the cold section written
+	data    buckets
+	applied uint64
+	ring    *sizeRing // told the size written
 }
 
 // Persist implements raft.FSMSnapshot. It runs concurrently with Apply,
-// on its own copy of the maps (and a fuzzy read of fsm.db, see Snapshot).
+// on its own copy of the maps.
 func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 	cw := &countingWriter{w: sink}
 	if err := s.write(cw); err != nil {
@@ -85,11 +82,7 @@ func (s *fsmSnapshot) Persist(sink raft.SnapshotSink) error {
 		return fmt.Errorf("raftstore: persist snapshot: close: %w", err)
 	}
 	if s.ring != nil {
-		// disk buckets count an eighth: rewriting all of a large history for
-		// every few MiB of log would be wasteful, letting the log grow to its
-		// size would make replays and compactions long; so the log grows to
-		// an eighth of it between snapshots
-		s.ring.persisted(cw.n - s.coldBytes + s.coldBytes/8)
+		s.ring.persisted(cw.n)
 	}
 	return nil
 }
@@ -105,17 +98,11 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// write encodes a version 3 snapshot: the in-memory buckets and the end
+// byte.
 func (s *fsmSnapshot) write(w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	var scratch []byte
-	flush := func(force bool) error {
-		if !force && len(scratch) < 32<<10 {
-			return nil
-		}
-		_, err := bw.Write(scratch)
-		scratch = scratch[:0]
-		return err
-	}
 	scratch = append(scratch, snapshotVersion)
 	scratch = binary.AppendUvarint(scratch, s.applied)
 	scratch = binary.AppendUvarint(scratch, uint64(len(s.data)))
@@ -126,56 +113,74 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 			scratch = appendString(scratch, k)
 			scratch = binary.AppendUvarint(scratch, r.Rev)
 			scratch = appendBytes(scratch, r.Value)
-			if err := flush(false); err != nil {
-				return err
+			if len(scratch) >= 32<<10 {
+				if _, err := bw.Write(scratch); err != nil {
+					return err
+				}
+				scratch = scratch[:0]
 			}
-		}
-	}
-	if s.cold != nil {
-		names := make([]string, 0, len(s.cold.names))
-		for n := range s.cold.names {
-			names = append(names, n)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			scratch = append(scratch, 1)
-			scratch = appendString(scratch, name)
-			var err error
-			s.cold.fileScan(name, "", false, 0, func(k string, r Record) bool {
-				scratch = append(scratch, 1)
-				scratch = appendString(scratch, k)
-				scratch = binary.AppendUvarint(scratch, r.Rev)
-				scratch = appendBytes(scratch, r.Value)
-				s.coldBytes += uint64(len(k) + len(r.Value) + 4)
-				err = flush(false)
-				return err == nil
-			})
-			if err != nil {
-				return err
-			}
-			scratch = append(scratch, 0)
 		}
 	}
 	scratch = append(scratch, 0)
-	if err := flush(true); err != nil {
+	if _, err := bw.Write(scratch); err != nil {
 		return err
 	}
 	return bw.Flush()
+}
+
+// writeColdSections writes version 2's cold section (without the end
+// byte) from fsm.db, read in short read transactions while the FSM goes on
+// writing: the section is fuzzy, each record as of the snapshot's index or
+// a later one. That is enough: raft replays every entry after the
+// snapshot's index onto a restored state, cold ops only put and delete
+// whole records and no condition reads a cold bucket, so the replay ends
+// in exactly the state of the log (as in ZooKeeper's fuzzy snapshots). A
+// long read transaction instead would pin every page the FSM frees
+// meanwhile.
+func writeColdSections(bw *bufio.Writer, cold *coldStore) error {
+	names := make([]string, 0, len(cold.names))
+	for n := range cold.names {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var scratch []byte
+	for _, name := range names {
+		scratch = append(scratch, 1)
+		scratch = appendString(scratch, name)
+		var err error
+		cold.fileScan(name, "", false, 0, func(k string, r Record) bool {
+			scratch = append(scratch, 1)
+			scratch = appendString(scratch, k)
+			scratch = binary.AppendUvarint(scratch, r.Rev)
+			scratch = appendBytes(scratch, r.Value)
+			if len(scratch) >= 32<<10 {
+				_, err = bw.Write(scratch)
+				scratch = scratch[:0]
+			}
+			return err == nil
+		})
+		if err != nil {
+			return err
+		}
+		scratch = append(scratch, 0)
+	}
+	_, err := bw.Write(scratch)
+	return err
 }
 
 // Release implements raft.FSMSnapshot.
 func (s *fsmSnapshot) Release() {}
 
 // Restore implements raft.FSM: it decodes into fresh state, swaps it in,
-// then tells watchers with a Reset event. The cold section is skipped when
-// fsm.db already holds every entry up to the snapshot's index (a restart),
-// else fsm.db's cold buckets are replaced by it (a snapshot from the leader,
-// or a file that could not be trusted).
+// then tells watchers with a Reset event. A version 3 snapshot (this
+// node's own) finds its cold buckets in fsm.db; a version 2 one (from the
+// leader) carries them, and they replace fsm.db's unless the file already
+// holds every entry up to the snapshot's index.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
 	r := &streamDecoder{r: bufio.NewReaderSize(rc, 64<<10)}
 	version := r.byte()
-	if r.err == nil && version != snapshotV1 && version != snapshotVersion {
+	if r.err == nil && version != snapshotV1 && version != snapshotV2 && version != snapshotVersion {
 		return fmt.Errorf("raftstore: restore: unknown snapshot version %d", version)
 	}
 	applied := r.uvarint()
@@ -211,7 +216,7 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Unlock()
 	f.applied.reset(applied)
 	f.ring.reset()
-	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data))
+	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data), "version", version)
 	f.notify(Event{Index: applied, Reset: true})
 	return nil
 }
@@ -220,13 +225,32 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 // it holds that state already) and removes cold buckets from data.
 // consumed reports whether the whole stream was read.
 func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data buckets) (consumed bool, err error) {
+	if version == snapshotVersion {
+		if r.byte() != 0 && r.err == nil {
+			return false, errors.New("decode snapshot: a version 3 snapshot with a cold section")
+		}
+		if r.err != nil {
+			return false, fmt.Errorf("decode snapshot: %w", r.err)
+		}
+		if f.cold == nil {
+			return true, nil
+		}
+		if f.cold.appliedIndex() < applied {
+			return false, fmt.Errorf("%s holds the entries up to index %d, but the snapshot at index %d keeps its disk buckets (config history) there: "+
+				"the file was lost, replaced or rebuilt: %w", f.cold.path, f.cold.appliedIndex(), applied, ErrCorrupt)
+		}
+		for n := range f.cold.names {
+			delete(data, n)
+		}
+		return true, nil
+	}
 	if f.cold == nil {
-		if version == snapshotVersion && r.byte() != 0 && r.err == nil {
+		if version == snapshotV2 && r.byte() != 0 && r.err == nil {
 			return false, errors.New("snapshot has cold buckets but this store keeps none")
 		}
 		return true, r.err
 	}
-	if version == snapshotVersion && f.cold.appliedIndex() >= applied {
+	if version == snapshotV2 && f.cold.appliedIndex() >= applied {
 		f.log.Info("raftstore: restore: fsm.db holds the snapshot's cold buckets already", "applied", applied,
 			"fsm_db_applied", f.cold.appliedIndex())
 		for n := range f.cold.names {
@@ -247,7 +271,7 @@ func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data b
 		}
 		delete(data, n)
 	}
-	if version == snapshotVersion {
+	if version == snapshotV2 {
 		for r.byte() == 1 && r.err == nil {
 			name := string(r.bytes())
 			for r.byte() == 1 && r.err == nil {

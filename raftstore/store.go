@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -110,13 +111,14 @@ func (s *Store) open() error {
 	type snapCheck struct {
 		damaged []string
 		newest  *raft.SnapshotMeta
+		head    snapHead
 		err     error
 	}
 	snapDone := make(chan snapCheck, 1)
 	go func() {
 		vs := &verifier{dir: cfg.Dir, dbPath: dbPath, log: s.log}
 		d, err := vs.verifySnapshots(snaps)
-		snapDone <- snapCheck{d, vs.newest, err}
+		snapDone <- snapCheck{d, vs.newest, vs.newestHead, err}
 	}()
 	boltErr := v.verifyBolt()
 	var bs *raftboltdb.BoltStore
@@ -135,7 +137,7 @@ func (s *Store) open() error {
 	}
 	sc := <-snapDone
 	damagedSnaps := sc.damaged
-	v.newest = sc.newest
+	v.newest, v.newestHead = sc.newest, sc.head
 	if bs != nil {
 		s.bolt = bs
 	}
@@ -224,10 +226,12 @@ func (s *Store) open() error {
 	s.fsm = newFSM(s.log)
 	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
 	if len(cfg.DiskBuckets) > 0 {
-		if s.fsm.cold, err = s.openCold(ls, snaps, hadState); err != nil {
+		if s.fsm.cold, err = s.openCold(ls, snaps, hadState, v); err != nil {
 			return err
 		}
 	}
+	removeShipCopies(cfg.Dir, s.log)
+	shipper := &shipStore{FileSnapshotStore: snaps, dir: cfg.Dir, cold: s.fsm.cold, log: s.log}
 	if cfg.Standalone {
 		if err := s.pinSingleNode(rc, ls, snaps, trans); err != nil {
 			return err
@@ -236,10 +240,13 @@ func (s *Store) open() error {
 		return fmt.Errorf("raftstore: open: %w", err)
 	}
 	c := s.newCompactor()
-	r, err := raft.NewRaft(rc, s.fsm, ls, ls, snaps, trans)
+	r, err := raft.NewRaft(rc, s.fsm, ls, ls, shipper, trans)
 	if err != nil {
 		return fmt.Errorf("raftstore: start raft: %w", err)
 	}
+	// raft restored this node's snapshot in NewRaft; from now on it opens
+	// one only to send it (or to restore one it received, format 2)
+	shipper.ship.Store(true)
 	s.raft = r
 	s.compactor = c
 	go c.run()
@@ -250,10 +257,19 @@ func (s *Store) open() error {
 
 // openCold opens fsm.db (cold.go). A file of an earlier raft state (the
 // directory had none, or the file claims entries beyond the log and the
-// newest snapshot) is emptied.
-func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool) (*coldStore, error) {
-	c, err := openCold(s.cfg.Dir, s.cfg.DiskBuckets, !hadState, s.log)
+// newest snapshot) is emptied. When the newest snapshot leaves the disk
+// buckets to the file (format 3), a file that does not reach its index is
+// damage, not something to rebuild.
+func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool, v *verifier) (*coldStore, error) {
+	own := v.newest != nil && v.newestHead.version == snapshotVersion
+	path := filepath.Join(s.cfg.Dir, coldFile)
+	advice := "Standalone: restore the data directory from a backup. In a cluster: stop this node, delete its directory " +
+		s.cfg.Dir + " and start it again; it rejoins and receives the data from the leader. See docs/operations.md"
+	c, err := openCold(s.cfg.Dir, s.cfg.DiskBuckets, !hadState, !own, s.log)
 	if err != nil {
+		if own && !errors.Is(err, syscall.ENOMEM) && !errors.Is(err, syscall.ENOSPC) {
+			return nil, &CorruptError{Path: path, Problem: err.Error(), Advice: advice}
+		}
 		return nil, err
 	}
 	last, err := ls.LastIndex()
@@ -264,7 +280,13 @@ func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool) 
 	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
 		last = max(last, metas[0].Index)
 	}
-	if c.appliedIndex() > last {
+	switch {
+	case own && (c.appliedIndex() < v.newestHead.applied || c.appliedIndex() > last):
+		_ = c.close()
+		return nil, &CorruptError{Path: path, Advice: advice, Problem: fmt.Sprintf(
+			"it holds the log's entries up to index %d, but the newest snapshot %s (index %d; the log ends at %d) keeps the config history in it",
+			c.appliedIndex(), v.newest.ID, v.newestHead.applied, last)}
+	case c.appliedIndex() > last:
 		s.log.Warn("raftstore: fsm.db is ahead of the raft log; rebuilding it", "fsm_db_applied", c.appliedIndex(), "last_index", last)
 		if err := c.empty(); err != nil {
 			_ = c.close()

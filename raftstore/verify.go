@@ -1,10 +1,11 @@
 package raftstore
 
 import (
+	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -64,6 +65,7 @@ type verifier struct {
 	dir, dbPath string
 	log         *slog.Logger
 	newest      *raft.SnapshotMeta // newest snapshot that verified, nil if none
+	newestHead  snapHead           // its format version and FSM index
 }
 
 // advice tells the operator what to do about a damaged raft.db.
@@ -120,42 +122,52 @@ func (v *verifier) verifySnapshots(snaps *raft.FileSnapshotStore) (damaged []str
 		return cands[i].id > cands[j].id
 	})
 	for _, c := range cands {
-		meta, err := checkSnapshot(snaps, root, c.id)
+		meta, head, err := checkSnapshot(snaps, root, c.id)
 		if err != nil {
 			v.log.Warn("raftstore: damaged snapshot", "snapshot", filepath.Join(root, c.id), "err", err)
 			damaged = append(damaged, fmt.Sprintf("%s (%v)", filepath.Join(root, c.id), err))
 			continue
 		}
-		v.newest = meta
+		v.newest, v.newestHead = meta, head
 		return damaged, nil
 	}
 	return damaged, nil
 }
 
+// snapHead is the start of a snapshot's state.
+type snapHead struct {
+	version byte
+	applied uint64 // the FSM's applied index: raft's index less the entries it does not pass on
+}
+
 // checkSnapshot reads a snapshot's metadata and state and checks its CRC
 // (raft's FileSnapshotStore.Open does) and format version.
-func checkSnapshot(snaps *raft.FileSnapshotStore, root, id string) (*raft.SnapshotMeta, error) {
+func checkSnapshot(snaps *raft.FileSnapshotStore, root, id string) (*raft.SnapshotMeta, snapHead, error) {
+	var h snapHead
 	raw, err := os.ReadFile(filepath.Join(root, id, "meta.json"))
 	if err != nil {
-		return nil, err
+		return nil, h, err
 	}
 	var m raft.SnapshotMeta
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, fmt.Errorf("meta.json: %w", err)
+		return nil, h, fmt.Errorf("meta.json: %w", err)
 	}
 	meta, rc, err := snaps.Open(id)
 	if err != nil {
-		return nil, fmt.Errorf("state.bin: %w", err)
+		return nil, h, fmt.Errorf("state.bin: %w", err)
 	}
 	defer rc.Close()
-	var head [1]byte
-	if _, err := io.ReadFull(rc, head[:]); err != nil {
-		return nil, fmt.Errorf("state.bin: %w", err)
+	br := bufio.NewReader(rc)
+	if h.version, err = br.ReadByte(); err != nil {
+		return nil, h, fmt.Errorf("state.bin: %w", err)
 	}
-	if head[0] != snapshotV1 && head[0] != snapshotVersion {
-		return nil, fmt.Errorf("state.bin: unknown snapshot version %d", head[0])
+	if h.version != snapshotV1 && h.version != snapshotV2 && h.version != snapshotVersion {
+		return nil, h, fmt.Errorf("state.bin: unknown snapshot version %d", h.version)
 	}
-	return meta, nil
+	if h.applied, err = binary.ReadUvarint(br); err != nil {
+		return nil, h, fmt.Errorf("state.bin: applied index: %w", err)
+	}
+	return meta, h, nil
 }
 
 // boltDamage is verifyBolt's finding, made a CorruptError once the
