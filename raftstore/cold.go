@@ -99,6 +99,13 @@ type coldStore struct {
 	stopWriter chan struct{}
 	writerDone chan struct{}
 
+	// counts by prefix (count), valid while no op was queued since: a
+	// history page counts its config's rows, and paging through a long
+	// history counted them again for every page
+	cntMu    sync.Mutex
+	cntGen   uint64
+	cntCache map[string]int // bucket + "\x00" + prefix
+
 	mu        sync.Mutex // write transactions and page drops
 	applied   uint64     // newest index whose cold ops are in the file
 	counts    map[string]int
@@ -263,6 +270,7 @@ func (c *coldStore) empty() error {
 
 // emptyTx empties every cold bucket in one transaction (c.mu held).
 func (c *coldStore) emptyTx() error {
+	defer c.countsChanged()
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		if err := c.emptyLocked(tx); err != nil {
 			return err
@@ -324,6 +332,7 @@ func (c *coldStore) write(ops []coldOp, index uint64) {
 	n := len(c.pending)
 	c.hasPending.Store(n > 0)
 	c.pendMu.Unlock()
+	c.countsChanged()
 	if c.wake == nil || n >= coldQueueMax {
 		_ = c.flush()
 		return
@@ -583,6 +592,7 @@ func (c *coldStore) beginLoad() *coldLoad {
 	c.flushMu.Lock()
 	c.dropPending()
 	c.mu.Lock()
+	c.countsChanged()
 	return &coldLoad{c: c, counts: map[string]int{}}
 }
 

@@ -87,14 +87,43 @@ func (c *coldStore) count(bucket, prefix string) int {
 	if prefix == "" {
 		return c.len(bucket)
 	}
-	if withPrefix(c.overlay(bucket), prefix) != nil {
-		n := 0
-		c.scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
+	key := bucket + "\x00" + prefix
+	c.cntMu.Lock()
+	gen := c.cntGen
+	n, ok := c.cntCache[key]
+	c.cntMu.Unlock()
+	if ok {
 		return n
 	}
-	n := 0
-	c.walk(bucket, []byte(prefix), nil, false, func(_, _ []byte) bool { n++; return true })
+	if withPrefix(c.overlay(bucket), prefix) != nil {
+		c.scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
+	} else {
+		c.walk(bucket, []byte(prefix), nil, false, func(_, _ []byte) bool { n++; return true })
+	}
+	c.cntMu.Lock()
+	if c.cntGen == gen { // nothing queued meanwhile
+		if c.cntCache == nil || len(c.cntCache) >= countCacheMax {
+			c.cntCache = map[string]int{}
+		}
+		c.cntCache[key] = n
+	}
+	c.cntMu.Unlock()
 	return n
+}
+
+// countCacheMax bounds the counts kept.
+const countCacheMax = 256
+
+// countsChanged forgets the kept counts: an op was queued (after it was,
+// so a count that started before sees it or is not kept) or the buckets
+// were replaced.
+func (c *coldStore) countsChanged() {
+	c.cntMu.Lock()
+	c.cntGen++
+	if len(c.cntCache) > 0 {
+		clear(c.cntCache)
+	}
+	c.cntMu.Unlock()
 }
 
 // scan calls fn for every key with prefix, in key order (descending when

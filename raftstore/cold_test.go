@@ -642,3 +642,37 @@ func TestDiskBucketScanSeesQueuedOps(t *testing.T) {
 		t.Errorf("after the flush: %s", got)
 	}
 }
+
+// A count is kept until the next write: paging through a long history
+// counted it again for every page.
+func TestDiskBucketCountIsKeptUntilAWrite(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	for i := range 20 {
+		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%d\x00%03d", i%2, i), "v")}}))
+	}
+	c := f.cold
+	if n := c.count("h", "g0\x00"); n != 10 {
+		t.Fatalf("count = %d, want 10", n)
+	}
+	if _, ok := c.cntCache["h\x00g0\x00"]; !ok {
+		t.Fatal("count not kept")
+	}
+	if n := c.count("h", "g0\x00"); n != 10 {
+		t.Fatalf("kept count = %d, want 10", n)
+	}
+	f.Apply(cmdLog(21, Batch{Ops: []Op{put("h", "g0\x00100", "v")}}))
+	if n := c.count("h", "g0\x00"); n != 11 {
+		t.Fatalf("count after a put = %d, want 11", n)
+	}
+	f.Apply(cmdLog(22, Batch{Ops: []Op{del("h", "g0\x00000"), del("h", "g1\x00001")}}))
+	if n := c.count("h", "g0\x00"); n != 10 {
+		t.Fatalf("count after a delete = %d, want 10", n)
+	}
+	if err := c.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := c.count("h", "g0\x00"), c.count("h", "g1\x00"); n != 10 || m != 9 {
+		t.Fatalf("counts after the flush = %d, %d, want 10, 9", n, m)
+	}
+}
