@@ -104,7 +104,8 @@ type coldStore struct {
 	// history counted them again for every page
 	cntMu    sync.Mutex
 	cntGen   uint64
-	cntCache map[string]int // bucket + "\x00" + prefix
+	cntCache map[string]int    // bucket + "\x00" + prefix
+	posCache map[string]string // where a scan stopped (positionKey) → the key there
 
 	mu        sync.Mutex // write transactions and page drops
 	applied   uint64     // newest index whose cold ops are in the file

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"strconv"
 	"strings"
 
 	"go.etcd.io/bbolt"
@@ -123,6 +124,9 @@ func (c *coldStore) countsChanged() {
 	if len(c.cntCache) > 0 {
 		clear(c.cntCache)
 	}
+	if len(c.posCache) > 0 {
+		clear(c.posCache)
+	}
 	c.cntMu.Unlock()
 }
 
@@ -217,27 +221,37 @@ func (c *coldStore) walk(bucket string, prefix, last []byte, reverse bool, visit
 func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	p := []byte(prefix)
 	var last []byte // key of the last record passed over or handed out
-	if skip > 0 {
+	pos := 0        // records walked: passed over or handed out
+	gen, kept, ok := c.position(bucket, prefix, reverse, skip)
+	if ok {
+		last, pos = kept, skip
+	} else if skip > 0 {
 		c.walk(bucket, p, nil, reverse, func(k, _ []byte) bool {
 			last = append(last[:0], k...)
-			skip--
-			return skip > 0
+			pos++
+			return pos < skip
 		})
-		if skip > 0 {
+		if pos < skip {
 			return // fewer records than skip
 		}
+		c.keepPosition(gen, bucket, prefix, reverse, pos, last)
 	}
 	for {
 		var chunk []kv
+		var at []int // each record's position
 		c.walk(bucket, p, last, reverse, func(k, v []byte) bool {
+			pos++
 			if r, ok := decodeColdValue(v); ok {
 				chunk = append(chunk, kv{string(k), r})
+				at = append(at, pos)
 			}
 			last = append(last[:0], k...)
 			return len(chunk) < coldChunk
 		})
-		for _, e := range chunk {
+		for i, e := range chunk {
 			if !fn(e.key, e.rec) {
+				// where the next page starts
+				c.keepPosition(gen, bucket, prefix, reverse, at[i], []byte(e.key))
 				return
 			}
 		}
@@ -245,6 +259,42 @@ func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn f
 			return
 		}
 	}
+}
+
+// position returns the key of the skip-th record of a scan, when a scan
+// of the same range kept it since the last op was queued; and the
+// generation to keep a position found now with.
+func (c *coldStore) position(bucket, prefix string, reverse bool, skip int) (gen uint64, key []byte, ok bool) {
+	c.cntMu.Lock()
+	defer c.cntMu.Unlock()
+	if skip == 0 {
+		return c.cntGen, nil, false
+	}
+	k, ok := c.posCache[positionKey(bucket, prefix, reverse, skip)]
+	return c.cntGen, []byte(k), ok
+}
+
+// keepPosition keeps key as the pos-th record of a scan of the range, if
+// no op was queued since gen: page N+1 of a history then starts where
+// page N ended instead of walking every row before it.
+func (c *coldStore) keepPosition(gen uint64, bucket, prefix string, reverse bool, pos int, key []byte) {
+	c.cntMu.Lock()
+	defer c.cntMu.Unlock()
+	if c.cntGen != gen {
+		return
+	}
+	if c.posCache == nil || len(c.posCache) >= countCacheMax {
+		c.posCache = map[string]string{}
+	}
+	c.posCache[positionKey(bucket, prefix, reverse, pos)] = string(key)
+}
+
+func positionKey(bucket, prefix string, reverse bool, pos int) string {
+	dir := "f"
+	if reverse {
+		dir = "r"
+	}
+	return bucket + "\x00" + prefix + "\x00" + dir + strconv.Itoa(pos)
 }
 
 // seekCold positions cur at the first record of a scan, or after last.

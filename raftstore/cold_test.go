@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -674,5 +675,55 @@ func TestDiskBucketCountIsKeptUntilAWrite(t *testing.T) {
 	}
 	if n, m := c.count("h", "g0\x00"), c.count("h", "g1\x00"); n != 10 || m != 9 {
 		t.Fatalf("counts after the flush = %d, %d, want 10, 9", n, m)
+	}
+}
+
+// Page N+1 starts where page N stopped (a kept position) until the next
+// write, and reads the same records as a walk from the start.
+func TestDiskBucketPageStartsWherePageBeforeStopped(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	for i := range 60 {
+		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%d\x00%03d", i%3, i), strconv.Itoa(i))}}))
+	}
+	if err := f.cold.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	c := f.cold
+	page := func(prefix string, reverse bool, n, size int) string {
+		var out []string
+		c.scan("h", prefix, reverse, n*size, func(k string, r Record) bool {
+			out = append(out, string(r.Value))
+			return len(out) < size
+		})
+		return strings.Join(out, ",")
+	}
+	forget := func() { c.countsChanged() }
+	for _, reverse := range []bool{false, true} {
+		var kept, walked []string
+		for n := range 5 {
+			kept = append(kept, page("g1\x00", reverse, n, 6))
+		}
+		if len(c.posCache) == 0 {
+			t.Fatal("no position kept")
+		}
+		for n := range 5 {
+			forget()
+			walked = append(walked, page("g1\x00", reverse, n, 6))
+		}
+		if fmt.Sprint(kept) != fmt.Sprint(walked) {
+			t.Fatalf("reverse=%v: pages from kept positions %v, walked %v", reverse, kept, walked)
+		}
+	}
+	if got := page("g1\x00", true, 1, 6); got != "40,37,34,31,28,25" {
+		t.Fatalf("page 2 newest first = %s", got)
+	}
+	page("g1\x00", true, 0, 6) // keeps the position of page 2
+	f.Apply(cmdLog(61, Batch{Ops: []Op{put("h", "g1\x00999", "new"), del("h", "g1\x00040")}}))
+	if err := c.flushPending(); err != nil {
+		t.Fatal(err)
+	}
+	if got := page("g1\x00", true, 1, 6); got != "43,37,34,31,28,25" {
+		t.Fatalf("page 2 after a write = %s", got)
 	}
 }
