@@ -663,6 +663,9 @@ func (l *coldLoad) end() {
 		_ = l.tx.Rollback()
 		l.tx = nil
 	}
+	// again at the end: a count or page walked meanwhile saw a part
+	// (TestDiskBucketCountDuringALoadIsNotKept)
+	l.c.countsChanged()
 	l.c.mu.Unlock()
 	l.c.flushMu.Unlock()
 }

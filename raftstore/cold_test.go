@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/raft"
 	"go.etcd.io/bbolt"
@@ -725,5 +726,40 @@ func TestDiskBucketPageStartsWherePageBeforeStopped(t *testing.T) {
 	}
 	if got := page("g1\x00", true, 1, 6); got != "43,37,34,31,28,25" {
 		t.Fatalf("page 2 after a write = %s", got)
+	}
+}
+
+// A count taken while a snapshot's cold section loads (a member restoring
+// one from the leader) sees a part of it and must not be kept: the
+// member's history pages stayed empty until its next write.
+func TestDiskBucketCountDuringALoadIsNotKept(t *testing.T) {
+	t.Parallel()
+	f := newColdFSM(t, t.TempDir())
+	c := f.cold
+	load := c.beginLoad()
+	if err := load.reset(); err != nil {
+		t.Fatal(err)
+	}
+	if err := load.put("h", "g\x00001", Record{Rev: 1, Value: []byte("a")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := load.commit(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan int)
+	go func() { done <- c.count("h", "g\x00") }() // walks the part loaded, then waits for the load
+	time.Sleep(50 * time.Millisecond)
+	for i := 2; i <= 5; i++ {
+		if err := load.put("h", fmt.Sprintf("g\x00%03d", i), Record{Rev: uint64(i), Value: []byte("a")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := load.finish(5); err != nil {
+		t.Fatal(err)
+	}
+	load.end()
+	<-done
+	if n := c.count("h", "g\x00"); n != 5 {
+		t.Fatalf("count after the load = %d, want 5", n)
 	}
 }
