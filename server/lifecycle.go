@@ -85,10 +85,6 @@ func (s *Server) shutdown(cause error) {
 	})
 }
 
-// httpShutdownTimeout bounds the wait for open connections at shutdown:
-// past fasthttp's 5 s grace for a new connection's first request.
-const httpShutdownTimeout = 6500 * time.Millisecond
-
 // closeComponents closes everything opened, in dependency order.
 func (s *Server) closeComponents() []error {
 	var errs []error
@@ -103,11 +99,7 @@ func (s *Server) closeComponents() []error {
 		}
 	}
 	if s.app != nil {
-		// fasthttp closes a connection that never sent a request only once
-		// it is 5 s old (net/http's rule); a client's spare connection
-		// dialled just before the SIGTERM made a 5 s timeout race it
-		// (TestBurstsToOneKeyAllSucceed failed so once in CI)
-		if err := s.app.ShutdownWithTimeout(httpShutdownTimeout); err != nil && !errors.Is(err, net.ErrClosed) {
+		if err := s.app.ShutdownWithTimeout(5 * time.Second); err != nil && !errors.Is(err, net.ErrClosed) {
 			errs = append(errs, fmt.Errorf("server: http shutdown: %w", err))
 		}
 	}
