@@ -24,8 +24,10 @@ func decodeColdValue(v []byte) (Record, bool) {
 	return Record{Rev: rev, Value: append(make([]byte, 0, len(v)-n), v[n:]...)}, true
 }
 
-// overlay is the newest pending op per key of bucket (nil: none pending).
-func (c *coldStore) overlay(bucket string) map[string]coldOp {
+// overlay is the newest pending op per key of bucket whose key starts
+// with prefix (nil: none pending). Under write load something is nearly
+// always queued, but seldom for the one config whose history is read.
+func (c *coldStore) overlay(bucket, prefix string) map[string]coldOp {
 	if !c.hasPending.Load() {
 		return nil
 	}
@@ -33,7 +35,7 @@ func (c *coldStore) overlay(bucket string) map[string]coldOp {
 	defer c.pendMu.RUnlock()
 	var m map[string]coldOp
 	for _, o := range c.pending {
-		if o.op.Bucket == bucket {
+		if o.op.Bucket == bucket && strings.HasPrefix(o.op.Key, prefix) {
 			if m == nil {
 				m = map[string]coldOp{}
 			}
@@ -44,7 +46,7 @@ func (c *coldStore) overlay(bucket string) map[string]coldOp {
 }
 
 func (c *coldStore) get(bucket, key string) (Record, bool) {
-	if o, ok := c.overlay(bucket)[key]; ok {
+	if o, ok := c.overlay(bucket, key)[key]; ok {
 		if o.op.Kind == OpDelete {
 			return Record{}, false
 		}
@@ -71,7 +73,7 @@ func (c *coldStore) len(bucket string) int {
 	c.mu.Lock()
 	n := c.counts[bucket]
 	c.mu.Unlock()
-	for k, o := range c.overlay(bucket) {
+	for k, o := range c.overlay(bucket, "") {
 		_, inFile := c.fileGet(bucket, k)
 		switch {
 		case o.op.Kind == OpPut && !inFile:
@@ -96,7 +98,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 	if ok {
 		return n
 	}
-	if withPrefix(c.overlay(bucket), prefix) != nil {
+	if c.overlay(bucket, prefix) != nil {
 		c.scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
 	} else {
 		c.walk(bucket, []byte(prefix), nil, false, func(_, _ []byte) bool { n++; return true })
@@ -136,7 +138,7 @@ func (c *coldStore) countsChanged() {
 // transaction (which would pin freed pages).
 // The first skip records are passed over without copying their values.
 func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
-	if ov := withPrefix(c.overlay(bucket), prefix); ov != nil {
+	if ov := c.overlay(bucket, prefix); ov != nil {
 		c.scanWithOverlay(bucket, prefix, reverse, ov, func(k string, r Record) bool {
 			if skip > 0 {
 				skip--
@@ -149,25 +151,6 @@ func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(
 	c.fileScan(bucket, prefix, reverse, skip, fn)
 }
 
-// withPrefix is the part of ov whose keys start with prefix (nil: none).
-// Under write load something is nearly always queued, but seldom for the
-// one config whose history is being paged.
-func withPrefix(ov map[string]coldOp, prefix string) map[string]coldOp {
-	if prefix == "" || ov == nil {
-		return ov
-	}
-	var m map[string]coldOp
-	for k, o := range ov {
-		if strings.HasPrefix(k, prefix) {
-			if m == nil {
-				m = map[string]coldOp{}
-			}
-			m[k] = o
-		}
-	}
-	return m
-}
-
 // scanWithOverlay merges the pending ops into a copy of the whole range.
 func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[string]coldOp, fn func(string, Record) bool) {
 	var all []kv
@@ -178,7 +161,7 @@ func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[
 		return true
 	})
 	for k, o := range ov {
-		if o.op.Kind == OpPut && strings.HasPrefix(k, prefix) {
+		if o.op.Kind == OpPut { // ov holds only keys with prefix
 			all = append(all, kv{k, Record{Value: o.op.Value, Rev: o.index}})
 		}
 	}

@@ -187,6 +187,34 @@ func setColdMeta(t *testing.T, dir string, kv map[string]string) {
 	}
 }
 
+// fillAndClose puts h/k00..k39 into a store on cfg (a snapshot after
+// k<snapshotAt>; none when negative), closes it and returns its "h".
+func fillAndClose(t *testing.T, cfg Config, snapshotAt int) map[string]map[string]string {
+	t.Helper()
+	s := mustOpen(t, cfg)
+	for i := range 40 {
+		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
+		if i == snapshotAt {
+			if err := s.Snapshot(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	want := dump(s, "h")
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return want
+}
+
+// stopColdWriter stops c's writer goroutine: what is queued stays queued
+// until the test writes it.
+func stopColdWriter(c *coldStore) {
+	close(c.stopWriter)
+	<-c.writerDone
+	c.stopWriter = nil
+}
+
 // An fsm.db of an earlier version, whose commits were not synced (no
 // "synced" mark), is trusted only after a clean stop or on the boot that
 // wrote it; otherwise it is rebuilt from the log (and from its snapshots,
@@ -195,20 +223,13 @@ func TestUntrustedDiskBucketIsRebuilt(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := coldConfig(t, dir)
-	s := mustOpen(t, cfg)
-	for i := range 40 {
-		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
-	}
-	want := dump(s, "h")
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	want := fillAndClose(t, cfg, -1)
 	// not closed cleanly, on another boot; and some records lost
 	setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot", coldSynced: "0"})
 	db, _ := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
 	_ = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("h")).Delete([]byte("k05")) })
 	_ = db.Close()
-	s = mustOpen(t, cfg)
+	s := mustOpen(t, cfg)
 	if got := dump(s, "h"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after rebuild:\n got %v\nwant %v", got, want)
 	}
@@ -224,21 +245,9 @@ func TestSyncedDiskBucketIsKept(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	cfg := coldConfig(t, dir)
-	s := mustOpen(t, cfg)
-	for i := range 40 {
-		mustApply(t, s, Batch{Ops: []Op{put("h", fmt.Sprintf("k%02d", i), fmt.Sprint(i))}})
-		if i == 20 {
-			if err := s.Snapshot(); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	want := dump(s, "h")
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
+	want := fillAndClose(t, cfg, 20)
 	setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot"})
-	s = mustOpen(t, cfg)
+	s := mustOpen(t, cfg)
 	if got := dump(s, "h"); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("after a restart on another boot:\n got %v\nwant %v", got, want)
 	}
@@ -533,9 +542,7 @@ func TestDiskBucketChunkEndsBelowASplitEntry(t *testing.T) {
 	}
 	big := strings.Repeat("x", coldTxBytes/2+1)
 	c := f.cold
-	close(c.stopWriter) // the test writes the queue itself
-	<-c.writerDone
-	c.stopWriter = nil
+	stopColdWriter(c) // the test writes the queue itself
 	c.write([]coldOp{{2, put("h", "b", big)}, {2, put("h", "c", big)}, {2, put("h", "d", big)}, {3, put("h", "e", "3")}}, 3)
 	if err := c.flushPending(); err != nil {
 		t.Fatal(err)
@@ -599,9 +606,7 @@ func TestDiskBucketScanSeesQueuedOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := f.cold
-	close(c.stopWriter) // keep what follows queued
-	<-c.writerDone
-	c.stopWriter = nil
+	stopColdWriter(c) // keep what follows queued
 	f.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "b/2", "2"), del("h", "b/1")}}))
 	f.Apply(cmdLog(3, Batch{Ops: []Op{put("h", "a/3", "3")}}))
 	f.Apply(cmdLog(4, Batch{Ops: []Op{del("h", "a/3")}}))
