@@ -18,6 +18,7 @@ import (
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -403,6 +404,14 @@ func paletted(raw []byte) ([]byte, error) {
 func (b *browser) viewport(w, h int64, mobile bool) {
 	b.t.Helper()
 	b.run("viewport", emulation.SetDeviceMetricsOverride(w, h, 1, mobile))
+}
+
+// latency delays every request of the page by d (0 turns it off), as a slow
+// network does: a page must not rely on its reads coming back before the
+// user's next keystroke.
+func (b *browser) latency(d time.Duration) {
+	b.t.Helper()
+	b.run("network latency", network.Enable(), network.EmulateNetworkConditions(false, float64(d.Milliseconds()), -1, -1))
 }
 
 func clickQuery(sel string) chromedp.Action {

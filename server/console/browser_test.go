@@ -130,6 +130,9 @@ func TestBrowserConfigs(t *testing.T) {
 	b.waitJS("the edit page", `location.hash.includes('dataId=app.yaml') && !document.querySelector('dialog[open]')`)
 	b.waitJS("the loaded content", `document.querySelector('.cm-content') && document.querySelector('.cm-content').innerText.includes('name: demo')`)
 	b.setEditor("port: 9090\nname: demo")
+	// a slow network: the reads after the publish come back late, and what
+	// is typed next (the beta below) must not be reset by them
+	b.latency(400 * time.Millisecond)
 	b.clickButton("Publish…")
 	b.waitJS("the diff of the edit", `(() => { const d = document.querySelector('dialog[open] [data-testid=diff]');
 		return !!d && d.innerText.includes('port: 8080') && d.innerText.includes('port: 9090') && !!d.querySelector('.cm-changedLine, .cm-changedText, .cm-deletedChunk'); })()`)
@@ -142,6 +145,7 @@ func TestBrowserConfigs(t *testing.T) {
 	b.check(`input[name=betaOn]`)
 	b.typeInto(`input[name=betaIps]`, "127.0.0.1")
 	b.setEditor("port: 7070\nname: beta")
+	b.latency(0)
 	b.clickButton("Publish beta…")
 	b.waitText("dialog[open]", "port: 7070")
 	b.run("confirm beta", clickQuery("#confirm-publish"))

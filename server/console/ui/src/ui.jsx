@@ -21,23 +21,24 @@ function dataShown() {
   Promise.resolve().then(() => waiting.splice(0).forEach((f) => f()));
 }
 
-// useLoad runs fn when deps change; reload() runs it again. The previous
-// data stays visible while reloading (no flicker on live refresh). The
-// request starts as soon as the page is in the DOM, not after a paint.
+// useLoad runs fn when deps change; reload() runs it again and returns a
+// promise that settles once the new data is set. The previous data stays
+// visible while reloading (no flicker on live refresh). The request starts
+// as soon as the page is in the DOM, not after a paint.
 export function useLoad(fn, deps) {
   const [st, setSt] = useState({ data: undefined, error: null, loading: true });
   const seq = useRef(0);
   const run = useCallback(() => {
     const n = ++seq.current;
     setSt((s) => ({ ...s, loading: true }));
-    Promise.resolve()
+    return Promise.resolve()
       .then(fn)
       .then(
         (data) => { if (n === seq.current) setSt({ data, error: null, loading: false }); dataShown(); },
         (error) => { if (n === seq.current) setSt((s) => ({ data: s.data, error, loading: false })); dataShown(); },
       );
   }, deps);
-  useLayoutEffect(run, [run]);
+  useLayoutEffect(() => { run(); }, [run]);
   return { ...st, reload: run };
 }
 

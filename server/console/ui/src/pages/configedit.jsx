@@ -1,7 +1,7 @@
 // Create or edit a config: editor with syntax highlighting and validation,
 // a diff of the new content against the current one before every publish,
 // beta (gray) publishing to chosen IPs and stopping the beta.
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useLayoutEffect, useRef, useState } from 'preact/hooks';
 import { del, get, post, restData } from '../api.js';
 import { go, href } from '../router.js';
 import { CodeEditor, DiffView, configTypes, validateContent } from '../code.jsx';
@@ -73,7 +73,9 @@ function ConfigEditOf({ q, ns }) {
   const c = cur.data && cur.data.config;
   const beta = cur.data && cur.data.beta;
 
-  useEffect(() => {
+  // The form takes the loaded fields in the same commit as the data, before
+  // the next input event, so nothing typed after a reload is overwritten.
+  useLayoutEffect(() => {
     if (!c) return;
     setF((x) => ({ ...x, desc: c.desc || '', type: configTypes.includes(c.type) ? c.type : 'text', appName: c.appName || '', tags: c.configTags || '', betaIps: beta ? beta.betaIps || '' : '' }));
   }, [c, beta]);
@@ -114,17 +116,19 @@ function ConfigEditOf({ q, ns }) {
 
   const doPublish = async () => {
     await publish(ns, f, diff.modified, f.betaOn ? f.betaIps.replace(/\s+/g, '') : '');
+    // The dialog stays (busy) until the page shows what was published: typing
+    // into a form that a late reload then resets would lose the input.
+    if (!isNew) await cur.reload();
     setDiff(null);
     toast(f.betaOn ? `Beta published to ${f.betaIps}` : `Published ${f.dataId}`);
     if (isNew) go('/configs/edit', { dataId: f.dataId, group: f.group });
-    else cur.reload();
   };
 
   const stopBeta = () => run(async () => {
     if (!(await confirm(`Stop the beta of ${f.dataId}? The beta IPs get the main content again.`, { okText: 'Stop beta', danger: true }))) return;
     restData(await del('v1/cs/configs', { beta: 'true', dataId: f.dataId, group: f.group, tenant: ns }));
     toast('Beta stopped');
-    cur.reload();
+    await cur.reload();
   });
 
   if (!isNew && cur.data && !c && !beta) {
