@@ -22,6 +22,14 @@ type Listener struct {
 	// beyond it is handed to refuse and closed.
 	max    int64
 	refuse func(net.Conn)
+
+	// fresh holds the connections that have not delivered a byte yet:
+	// Close closes them with the listener. An HTTP server shutting down
+	// waits for its open connections, and one that a client opened but
+	// never used (a pool's spare) would hold it for seconds.
+	mu     sync.Mutex
+	fresh  map[*conn]struct{}
+	closed bool
 }
 
 // Wrap returns a counting listener; firstByte (0: none) bounds the wait for
@@ -57,7 +65,35 @@ func (l *Listener) Accept() (net.Conn, error) {
 	if l.firstByte > 0 {
 		_ = c.SetReadDeadline(time.Now().Add(l.firstByte))
 	}
-	return &conn{Conn: c, l: l}, nil
+	cc := &conn{Conn: c, l: l}
+	l.mu.Lock()
+	if l.closed { // closed while this one was being accepted
+		l.mu.Unlock()
+		_ = cc.Close()
+		return nil, net.ErrClosed
+	}
+	if l.fresh == nil {
+		l.fresh = make(map[*conn]struct{})
+	}
+	l.fresh[cc] = struct{}{}
+	l.mu.Unlock()
+	return cc, nil
+}
+
+// Close closes the listener and every accepted connection that has not
+// delivered a byte yet; connections in use are left to their server.
+func (l *Listener) Close() error {
+	err := l.Listener.Close()
+	l.mu.Lock()
+	l.closed = true
+	fresh := l.fresh
+	l.fresh = nil
+	l.mu.Unlock()
+	for c := range fresh {
+		_ = c.Conn.Close()
+		c.once.Do(func() { c.l.open.Add(-1) })
+	}
+	return err
 }
 
 // Open is the number of accepted connections not yet closed.
@@ -67,10 +103,29 @@ type conn struct {
 	net.Conn
 	l    *Listener
 	once sync.Once
+	used atomic.Bool // delivered a byte: no longer fresh
+}
+
+func (c *conn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 && !c.used.Load() {
+		c.used.Store(true)
+		c.l.forget(c)
+	}
+	return n, err
 }
 
 func (c *conn) Close() error {
 	err := c.Conn.Close()
+	if !c.used.Load() {
+		c.l.forget(c)
+	}
 	c.once.Do(func() { c.l.open.Add(-1) })
 	return err
+}
+
+func (l *Listener) forget(c *conn) {
+	l.mu.Lock()
+	delete(l.fresh, c)
+	l.mu.Unlock()
 }

@@ -3,9 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -101,4 +103,41 @@ func TestBurstsToOneKeyAllSucceed(t *testing.T) {
 		t.Errorf("history: %d rows (%v), want %d: %.200s", hist.TotalCount, err, publishes, body)
 	}
 	n.stop()
+}
+
+// TestStopWithASilentConnection: a client's spare connection that never
+// sent a request (Go's Transport and pooled Java clients open them) must
+// not make a SIGTERM end in "http shutdown: context deadline exceeded" and
+// exit 1. fasthttp would wait 5 s for such a connection, as long as the
+// shutdown's own timeout, and lost that race about every other stop; the
+// listener now closes never-used connections as it closes.
+func TestStopWithASilentConnection(t *testing.T) {
+	nacosdBinary(t)
+	port := freePort(t)
+	n := startNode(t, t.TempDir(), port)
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+	}
+	// one kept-alive connection that served a request and is idle now
+	used, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer used.Close()
+	if _, err := fmt.Fprintf(used, "GET /nacos/v1/ns/operator/metrics HTTP/1.1\r\nHost: x\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	if k, err := used.Read(buf); err != nil || !strings.HasPrefix(string(buf[:k]), "HTTP/1.1 200") {
+		t.Fatalf("request on the kept-alive connection: %q %v", buf[:k], err)
+	}
+	n.stop() // fails on a non-zero exit
+	if strings.Contains(n.log.String(), "deadline exceeded") {
+		t.Fatalf("the stop timed out:\n%s", n.log.String())
+	}
 }
