@@ -117,7 +117,11 @@ smoke() {
   eventually "instance not listed" listed "$1"
 }
 
-listed() { curl -s -m 10 "http://127.0.0.1:$1/nacos/v1/ns/instance/list?serviceName=compose-svc" | grep -q '"ip":"127.0.0.7"'; }
+# The answers are read whole before grep looks at them: with pipefail, grep -q
+# leaving at its first match made a curl still writing fail (SIGPIPE), so a
+# long answer (the Prometheus scrape) failed the check now and then.
+scraped_ip_count() { grep -q '^nacos_monitor{module="naming",name="ipCount"} 1' <<<"$(curl -s -m 10 "http://127.0.0.1:$1/nacos/actuator/prometheus")"; }
+listed() { grep -q '"ip":"127.0.0.7"' <<<"$(curl -s -m 10 "http://127.0.0.1:$1/nacos/v1/ns/instance/list?serviceName=compose-svc")"; }
 config_is() { [[ "$(curl -s -m 10 "http://127.0.0.1:$1/nacos/v1/cs/configs?dataId=compose.check&group=G")" == "$2" ]]; }
 
 # dashboard <port>: Debian's Prometheus scrapes nacosd as the nacos-docker
@@ -146,8 +150,7 @@ YAML
   while IFS= read -r expr; do
     n=$((n + 1))
     q=${expr//\$instance/.*}
-    if ! curl -s -m 10 --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$q" \
-        | grep -q '"result":\[{'; then
+    if ! grep -q '"result":\[{' <<<"$(curl -s -m 10 --get "http://127.0.0.1:$pport/api/v1/query" --data-urlencode "query=$q")"; then
       log "dashboard query answers nothing: $expr"
       bad=$((bad + 1))
     fi
@@ -165,8 +168,7 @@ check_standalone() {
   NACOS_PORT=$port up standalone "$p"
   wait_ready "$p" "$port"
   smoke "$port"
-  curl -s -m 5 "http://127.0.0.1:$port/nacos/actuator/prometheus" | grep -q '^nacos_monitor{module="naming",name="ipCount"} 1' \
-    || die "standalone: /actuator/prometheus (exposed by init.d/custom.properties) lacks ipCount 1"
+  eventually "standalone: /actuator/prometheus (exposed by init.d/custom.properties) lacks ipCount 1" scraped_ip_count "$port"
   # the same container restarted keeps its data in the mounted data dir
   NACOSD_IMAGE="$image" NACOS_PORT=$port docker-compose -p "$p" -f "$(compose_file "$p")" restart >/dev/null 2>&1
   wait_ready "$p" "$port"

@@ -42,7 +42,7 @@ $GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
 
 java_home=""
 if [[ " $servers " == *" java "* ]]; then
-  if java -version 2>&1 | grep -q 'version "17'; then
+  if grep -q 'version "17' <<<"$(java -version 2>&1)"; then
     java_home=$(bash conformance/reference.sh 2>/dev/null) || java_home=""
   fi
   [[ -n "$java_home" ]] || { log "no Java 17 or no reference distribution: Java column skipped"; servers=${servers/java/}; }
