@@ -41,6 +41,10 @@ import (
 // Version is the Nacos server version nacosd speaks (compat.NacosVersion).
 const Version = compat.NacosVersion
 
+// standaloneRaftTimeout is the raft heartbeat, election and lease timeout of
+// a standalone node (a one-voter cluster).
+const standaloneRaftTimeout = 25 * time.Millisecond
+
 // Config configures a node.
 type Config struct {
 	// Host and Port are the HTTP listen address (Java Nacos: all interfaces,
@@ -325,8 +329,14 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	rc.DiskBuckets = config.DiskBuckets()
 	rc.Logger = s.log.With("component", "raft")
 	if s.cfg.Standalone {
-		// a lone voter has no peer to lose touch with: elect itself quickly
-		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = 100*time.Millisecond, 100*time.Millisecond, 100*time.Millisecond
+		// A lone voter has no peer to lose touch with: it elects itself
+		// after one heartbeat timeout as a follower (raft waits 1–2×), which
+		// was most of a start (100 ms: ~155 of ~185 ms to the first answer).
+		// As leader it checks its lease (against itself only) once per
+		// timeout: each check is a wake-up of the idle process, so the
+		// timeout is not shorter still (idle CPU, 20 s of an idle node: 100 ms
+		// 0.4 % of a core, 25 ms ~1 %, 10 ms 1.8 %).
+		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout = standaloneRaftTimeout, standaloneRaftTimeout, standaloneRaftTimeout
 	}
 	if s.cfg.FastRaft {
 		d := 50 * time.Millisecond
