@@ -112,11 +112,17 @@ func (h *healthChecker) round() {
 		t.seen = false
 	}
 	h.mu.Unlock()
-	for _, ref := range h.r.allServices() {
-		if !h.r.responsible(ref.name) { // probes run on the service's owner only
+	for _, ref := range h.r.servicesUnordered() {
+		s := ref.svc
+		s.mu.RLock()
+		none := len(s.persistent) == 0
+		s.mu.RUnlock()
+		// Nothing to probe: no task (its checkRT is idleRT's). 10 000
+		// ephemeral services cost a round 5.5 ms and 10 000 allocations
+		// every 100 ms before (the sort of their names and a key each).
+		if none || !h.r.responsible(ref.name) { // probes run on the service's owner only
 			continue
 		}
-		s := ref.svc
 		s.mu.RLock()
 		for cname, c := range s.meta.Clusters {
 			if c.HealthChecker.Type != "TCP" && c.HealthChecker.Type != "HTTP" {

@@ -729,20 +729,32 @@ type serviceRef struct {
 
 // allServices returns every service, sorted by namespace and name.
 func (r *Registry) allServices() []serviceRef {
-	r.mu.RLock()
-	out := make([]serviceRef, 0, 64)
-	for ns, m := range r.namespaces {
-		for name, s := range m {
-			out = append(out, serviceRef{ns, name, s})
-		}
-	}
-	r.mu.RUnlock()
+	out := r.servicesUnordered()
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].ns != out[j].ns {
 			return out[i].ns < out[j].ns
 		}
 		return out[i].name < out[j].name
 	})
+	return out
+}
+
+// servicesUnordered is allServices in map order, for the periodic passes
+// that need no order (sorting 10 000 names every health-check tick was
+// most of its cost).
+func (r *Registry) servicesUnordered() []serviceRef {
+	r.mu.RLock()
+	n := 0
+	for _, m := range r.namespaces {
+		n += len(m)
+	}
+	out := make([]serviceRef, 0, n)
+	for ns, m := range r.namespaces {
+		for name, s := range m {
+			out = append(out, serviceRef{ns, name, s})
+		}
+	}
+	r.mu.RUnlock()
 	return out
 }
 
@@ -810,7 +822,7 @@ func (r *Registry) dropService(ns, name string, s *Service) {
 
 // Counts returns the number of services and instances (all namespaces).
 func (r *Registry) Counts() (services, instances int) {
-	for _, ref := range r.allServices() {
+	for _, ref := range r.servicesUnordered() {
 		ref.svc.mu.RLock()
 		instances += len(ref.svc.ephemeral) + len(ref.svc.persistent)
 		ref.svc.mu.RUnlock()
