@@ -90,8 +90,7 @@ func (l *Listener) Close() error {
 	l.fresh = nil
 	l.mu.Unlock()
 	for c := range fresh {
-		_ = c.Conn.Close()
-		c.once.Do(func() { c.l.open.Add(-1) })
+		_ = c.Close()
 	}
 	return err
 }

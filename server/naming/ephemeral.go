@@ -305,7 +305,7 @@ func (s *Service) acquire(now int64) {
 // reports to the other members.
 func (r *Registry) StatusChecksums(owned func(grouped string) bool) map[string]map[string]string {
 	out := map[string]map[string]string{}
-	for _, ref := range r.allServices() {
+	for _, ref := range r.servicesUnordered() { // the answer is a map
 		if !owned(ref.name) {
 			continue
 		}
