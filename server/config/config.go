@@ -231,8 +231,9 @@ func (s *Service) Closing() bool { return s.shut.Load() }
 // reloadLocked rebuilds the whole cache from the store (start, snapshot
 // restore).
 func (s *Service) reloadLocked() {
-	s.items = map[string]*item{}
-	s.byID = map[int64]string{}
+	n := s.store.Count(BucketInfo, "")
+	s.items = make(map[string]*item, n)
+	s.byID = make(map[int64]string, n)
 	s.store.Scan(BucketInfo, "", func(k string, r raftstore.Record) bool {
 		var in Info
 		if err := decode(r.Value, &in); err != nil {

@@ -215,8 +215,10 @@ func decode(b []byte, v any) error {
 			return fmt.Errorf("config: decode %T: damaged v2 record", v)
 		}
 		body := b[1+k:]
-		if err := json.Unmarshal(body[:n], v); err != nil {
-			return fmt.Errorf("config: decode %T: %w", v, err)
+		if !decodeHeaderFast(body[:n], v) {
+			if err := json.Unmarshal(body[:n], v); err != nil {
+				return fmt.Errorf("config: decode %T: %w", v, err)
+			}
 		}
 		if raw := body[n:]; len(raw) > 0 {
 			*c = unsafe.String(unsafe.SliceData(raw), len(raw))

@@ -3,11 +3,10 @@ package naming
 import (
 	"bytes"
 	"encoding/json"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/fastjson"
 )
 
 // Beats are the most frequent request a registry serves, and almost every
@@ -43,9 +42,9 @@ type BeatInfo struct {
 func (b *BeatInfo) MetadataMap() map[string]string {
 	if b.Metadata == nil && b.metaRaw != "" {
 		m := map[string]string{}
-		p := beatParser{s: b.metaRaw}
-		p.object(func(k string) bool {
-			v, ok := p.plainString()
+		p := fastjson.Scanner{S: b.metaRaw}
+		p.Object(func(k string) bool {
+			v, ok := p.PlainString()
 			m[k] = v
 			return ok
 		})
@@ -111,9 +110,9 @@ var beatFields = [...]string{"ip", "port", "serviceName", "cluster", "weight", "
 // parseBeatFast fills b from raw when raw is in the subset described above,
 // and reports whether it was.
 func parseBeatFast(raw string, b *BeatInfo) bool {
-	p := beatParser{s: raw}
+	p := fastjson.Scanner{S: raw}
 	var seen uint8
-	ok := p.object(func(k string) bool {
+	ok := p.Object(func(k string) bool {
 		f := -1
 		switch k {
 		case "ip":
@@ -132,18 +131,13 @@ func parseBeatFast(raw string, b *BeatInfo) bool {
 			f = 6
 		}
 		if f < 0 {
-			for _, name := range beatFields { // keys are ASCII here: folding keeps lengths
-				if len(k) == len(name) && strings.EqualFold(k, name) {
-					return false // a case-folded match: encoding/json's rules
-				}
-			}
-			return p.skipScalar()
+			return !fastjson.FoldsTo(k, beatFields[:]) && p.SkipScalar()
 		}
 		if seen&(1<<f) != 0 {
 			return false // a repeated field: encoding/json's merging rules
 		}
 		seen |= 1 << f
-		if p.null() {
+		if p.Null() {
 			if f == 5 || f == 6 { // ephemeral, metadata: a nil pointer/map
 				return true
 			}
@@ -151,7 +145,7 @@ func parseBeatFast(raw string, b *BeatInfo) bool {
 		}
 		switch f {
 		case 0, 2, 3:
-			v, ok := p.plainString()
+			v, ok := p.PlainString()
 			if !ok {
 				return false
 			}
@@ -165,227 +159,31 @@ func parseBeatFast(raw string, b *BeatInfo) bool {
 			}
 			return true
 		case 1:
-			num, ok := p.number()
-			if !ok || !isJSONInt(num) || len(num) > 18 {
-				return false
-			}
-			n, err := strconv.Atoi(num)
-			if err != nil {
-				return false
-			}
-			b.Port = n
-			return true
+			n, ok := p.Int()
+			b.Port = int(n)
+			return ok
 		case 4:
-			num, ok := p.number()
-			if !ok {
-				return false
-			}
-			w, err := strconv.ParseFloat(num, 64)
-			if err != nil {
-				return false
-			}
+			w, ok := p.Float()
 			b.Weight = w
-			return true
+			return ok
 		case 5:
-			v, ok := p.boolean()
+			v, ok := p.Bool()
 			if !ok {
 				return false
 			}
 			b.Ephemeral = &v
 			return true
 		default: // metadata
-			start := p.i
-			if !p.object(func(string) bool { _, ok := p.plainString(); return ok }) {
+			start := p.I
+			if !p.Object(func(string) bool { _, ok := p.PlainString(); return ok }) {
 				return false
 			}
-			b.metaRaw = raw[start:p.i]
+			b.metaRaw = raw[start:p.I]
 			return true
 		}
 	})
 	return ok
 }
-
-// beatParser scans the JSON subset of the fast path.
-type beatParser struct {
-	s string
-	i int
-}
-
-func (p *beatParser) ws() {
-	for p.i < len(p.s) {
-		switch p.s[p.i] {
-		case ' ', '\t', '\n', '\r':
-			p.i++
-		default:
-			return
-		}
-	}
-}
-
-func (p *beatParser) peek() byte {
-	p.ws()
-	if p.i < len(p.s) {
-		return p.s[p.i]
-	}
-	return 0
-}
-
-// object reads {"key": value, ...} with ASCII keys, calling member with
-// the parser at the value of each key; member reads the value and reports
-// success.
-func (p *beatParser) object(member func(key string) bool) bool {
-	if p.peek() != '{' {
-		return false
-	}
-	p.i++
-	if p.peek() == '}' {
-		p.i++
-		return true
-	}
-	for {
-		if p.peek() != '"' {
-			return false
-		}
-		k, ascii, ok := p.plainStringASCII()
-		if !ok || !ascii || p.peek() != ':' {
-			return false
-		}
-		p.i++
-		p.ws()
-		if !member(k) {
-			return false
-		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// plainString reads a string without escapes, control characters or
-// invalid UTF-8, and returns its text.
-func (p *beatParser) plainString() (string, bool) {
-	v, _, ok := p.plainStringASCII()
-	return v, ok
-}
-
-// plainStringASCII is plainString, also reporting whether the text is
-// ASCII.
-func (p *beatParser) plainStringASCII() (v string, ascii, ok bool) {
-	if p.peek() != '"' {
-		return "", false, false
-	}
-	start := p.i + 1
-	var high byte
-	for j := start; j < len(p.s); j++ {
-		c := p.s[j]
-		switch {
-		case c == '"':
-			v := p.s[start:j]
-			if high >= 0x80 && !utf8.ValidString(v) {
-				return "", false, false
-			}
-			p.i = j + 1
-			return v, high < 0x80, true
-		case c == '\\' || c < 0x20:
-			return "", false, false
-		}
-		high |= c
-	}
-	return "", false, false
-}
-
-func (p *beatParser) literal(word string) bool {
-	if strings.HasPrefix(p.s[p.i:], word) {
-		p.i += len(word)
-		return true
-	}
-	return false
-}
-
-func (p *beatParser) null() bool { return p.peek() == 'n' && p.literal("null") }
-
-func (p *beatParser) boolean() (bool, bool) {
-	switch p.peek() {
-	case 't':
-		return true, p.literal("true")
-	case 'f':
-		return false, p.literal("false")
-	}
-	return false, false
-}
-
-// number reads a JSON number (RFC 8259 grammar) and returns its text.
-func (p *beatParser) number() (string, bool) {
-	p.ws()
-	s, start := p.s, p.i
-	j := start
-	if j < len(s) && s[j] == '-' {
-		j++
-	}
-	switch {
-	case j < len(s) && s[j] == '0':
-		j++
-	case j < len(s) && s[j] >= '1' && s[j] <= '9':
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-	default:
-		return "", false
-	}
-	if j < len(s) && s[j] == '.' {
-		j++
-		d := j
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		if j == d {
-			return "", false
-		}
-	}
-	if j < len(s) && (s[j] == 'e' || s[j] == 'E') {
-		j++
-		if j < len(s) && (s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		d := j
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		if j == d {
-			return "", false
-		}
-	}
-	p.i = j
-	return s[start:j], true
-}
-
-// skipScalar skips the value of an unknown field: a plain string, a
-// number, true, false or null (anything else goes to encoding/json).
-func (p *beatParser) skipScalar() bool {
-	switch c := p.peek(); {
-	case c == '"':
-		_, ok := p.plainString()
-		return ok
-	case c == '-' || c >= '0' && c <= '9':
-		_, ok := p.number()
-		return ok
-	case c == 't' || c == 'f':
-		_, ok := p.boolean()
-		return ok
-	case c == 'n':
-		return p.null()
-	}
-	return false
-}
-
-// isJSONInt reports a number without fraction or exponent.
-func isJSONInt(num string) bool { return !strings.ContainsAny(num, ".eE") }
 
 // parseBeatStd is encoding/json's reading of raw (the fuzz test's oracle).
 func parseBeatStd(raw string) (BeatInfo, error) {

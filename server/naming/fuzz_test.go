@@ -1,7 +1,9 @@
 package naming
 
 import (
+	"encoding/json"
 	"maps"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -99,6 +101,30 @@ func FuzzCheckServiceNameFormat(f *testing.F) {
 		got := CheckServiceNameFormat(s)
 		if (got == nil) != (want == nil) || got != nil && got.Error() != want.Error() {
 			t.Fatalf("CheckServiceNameFormat(%q) = %v, Java's split gives %v", s, got, want)
+		}
+	})
+}
+
+func FuzzDecodeInstance(f *testing.F) {
+	for _, s := range []string{
+		`{"instanceId":"10.0.0.1#8080#DEFAULT#DEFAULT_GROUP@@svc","ip":"10.0.0.1","port":8080,"weight":1,"healthy":true,"enabled":true,"ephemeral":false,"clusterName":"DEFAULT","serviceName":"DEFAULT_GROUP@@svc","metadata":{"k":"v"},"lastBeat":1796320128093,"marked":false}`,
+		`{"ip":"1.1.1.1","metadata":null,"app":"a"}`, `{"ip":"a","ip":"b"}`, `{"IP":"x"}`, `{"port":1.5}`, `{"port":"80"}`,
+		`{"metadata":{"a":"b","a":"c"}}`, `{"metadata":{"a":1}}`, `{"ip":"\u0041"}`, `{"weight":1e400}`, `{} x`, `{"x":[1]}`,
+		` {"healthy" : true , "x":null, "y":"z"} `, `{"lastBeat":-0,"weight":-1.5e-3}`, `{"ip":"\xff"}`, `null`, `[]`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var fast Instance
+		if !decodeInstanceFast(raw, &fast) {
+			return
+		}
+		var std Instance
+		if err := json.Unmarshal(raw, &std); err != nil {
+			t.Fatalf("fast path accepted %q, encoding/json: %v", raw, err)
+		}
+		if !reflect.DeepEqual(fast, std) {
+			t.Fatalf("fast path read %q as %+v, encoding/json as %+v", raw, fast, std)
 		}
 	})
 }

@@ -57,8 +57,11 @@ func splitInstKey(k string) (serviceKey, datumKey string, ok bool) {
 // deserialise it.
 func decodeInstance(value []byte) (*Instance, error) {
 	var in Instance
-	if err := decodeRecord(value, &in); err != nil {
-		return nil, err
+	if len(value) == 0 || value[0] != recordV1 || !decodeInstanceFast(value[1:], &in) {
+		in = Instance{}
+		if err := decodeRecord(value, &in); err != nil {
+			return nil, err
+		}
 	}
 	if in.Metadata == nil { // Java's Instance deserialises an omitted (null) map as {}
 		in.Metadata = map[string]string{}
@@ -74,6 +77,7 @@ func (r *Registry) scanPersistent() map[string]map[string]*Instance {
 		svc, datum string
 		in         *Instance
 		rev        uint64
+		ord        int // scan order: a legacy list's instances share a rev
 	}
 	var recs []rec
 	r.cfg.Store.Scan(BucketPersist, "", func(key string, rr raftstore.Record) bool {
@@ -87,7 +91,7 @@ func (r *Registry) scanPersistent() map[string]map[string]*Instance {
 				in.Metadata = map[string]string{}
 			}
 			in.rev, in.legacy = rr.Rev, true
-			recs = append(recs, rec{key, in.DatumKey(), in, rr.Rev})
+			recs = append(recs, rec{key, in.DatumKey(), in, rr.Rev, len(recs)})
 		}
 		return true
 	})
@@ -99,10 +103,10 @@ func (r *Registry) scanPersistent() map[string]map[string]*Instance {
 			return true
 		}
 		in.rev = rr.Rev
-		recs = append(recs, rec{svc, datum, in, rr.Rev})
+		recs = append(recs, rec{svc, datum, in, rr.Rev, len(recs)})
 		return true
 	})
-	slices.SortStableFunc(recs, func(a, b rec) int { return cmp.Compare(a.rev, b.rev) })
+	slices.SortFunc(recs, func(a, b rec) int { return cmp.Or(cmp.Compare(a.rev, b.rev), cmp.Compare(a.ord, b.ord)) })
 	out := map[string]map[string]*Instance{}
 	for _, x := range recs {
 		m := out[x.svc]
