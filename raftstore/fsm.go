@@ -214,6 +214,24 @@ func (f *fsm) len(bucket string) int {
 	return n
 }
 
+// count is len of the records whose key starts with prefix (a memory
+// bucket).
+func (f *fsm) count(bucket, prefix string) int {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	m := f.data[bucket]
+	if prefix == "" {
+		return len(m)
+	}
+	n := 0
+	for k := range m {
+		if strings.HasPrefix(k, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
 type kv struct {
 	key string
 	rec Record

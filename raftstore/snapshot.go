@@ -187,11 +187,11 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	nb := r.uvarint()
 	data := make(buckets)
 	for i := uint64(0); i < nb && r.err == nil; i++ {
-		name := string(r.bytes())
+		name := r.str()
 		n := r.uvarint()
 		m := make(map[string]Record, min(n, 1<<16))
 		for j := uint64(0); j < n && r.err == nil; j++ {
-			k := string(r.bytes())
+			k := r.str()
 			rev := r.uvarint()
 			m[k] = Record{Rev: rev, Value: r.bytes()}
 		}
@@ -273,9 +273,9 @@ func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data b
 	}
 	if version == snapshotV2 {
 		for r.byte() == 1 && r.err == nil {
-			name := string(r.bytes())
+			name := r.str()
 			for r.byte() == 1 && r.err == nil {
-				k := string(r.bytes())
+				k := r.str()
 				rev := r.uvarint()
 				v := r.bytes()
 				if r.err == nil && f.cold.names[name] {
@@ -298,6 +298,7 @@ type streamDecoder struct {
 	r   *bufio.Reader
 	off int64
 	err error
+	buf []byte // str's scratch
 }
 
 func (d *streamDecoder) fail(err error) {
@@ -350,6 +351,29 @@ const maxSnapshotValue = 256 << 20
 
 // bytes reads a length-prefixed field (never nil on success, so a put of
 // an empty value reads back as a present, empty value).
+// str reads a length-prefixed field as a string (one allocation, not
+// bytes' two).
+func (d *streamDecoder) str() string {
+	n := d.uvarint()
+	if d.err != nil {
+		return ""
+	}
+	if n > maxSnapshotValue {
+		d.fail(fmt.Errorf("field of %d bytes", n))
+		return ""
+	}
+	if uint64(cap(d.buf)) < n {
+		d.buf = make([]byte, n)
+	}
+	p := d.buf[:n]
+	if _, err := io.ReadFull(d.r, p); err != nil {
+		d.fail(err)
+		return ""
+	}
+	d.off += int64(n)
+	return string(p)
+}
+
 func (d *streamDecoder) bytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {

@@ -112,13 +112,14 @@ func (s *Store) open() error {
 		damaged []string
 		newest  *raft.SnapshotMeta
 		head    snapHead
+		state   os.FileInfo
 		err     error
 	}
 	snapDone := make(chan snapCheck, 1)
 	go func() {
 		vs := &verifier{dir: cfg.Dir, dbPath: dbPath, log: s.log}
-		d, err := vs.verifySnapshots(snaps)
-		snapDone <- snapCheck{d, vs.newest, vs.newestHead, err}
+		d, err := vs.verifySnapshots()
+		snapDone <- snapCheck{d, vs.newest, vs.newestHead, vs.newestState, err}
 	}()
 	boltErr := v.verifyBolt()
 	var bs *raftboltdb.BoltStore
@@ -137,7 +138,7 @@ func (s *Store) open() error {
 	}
 	sc := <-snapDone
 	damagedSnaps := sc.damaged
-	v.newest, v.newestHead = sc.newest, sc.head
+	v.newest, v.newestHead, v.newestState = sc.newest, sc.head, sc.state
 	if bs != nil {
 		s.bolt = bs
 	}
@@ -232,6 +233,9 @@ func (s *Store) open() error {
 	}
 	removeShipCopies(cfg.Dir, s.log)
 	shipper := &shipStore{FileSnapshotStore: snaps, dir: cfg.Dir, cold: s.fsm.cold, log: s.log}
+	if v.newest != nil {
+		shipper.checked.Store(&checkedSnapshot{meta: *v.newest, state: v.newestState})
+	}
 	if cfg.Standalone {
 		if err := s.pinSingleNode(rc, ls, snaps, trans); err != nil {
 			return err
@@ -613,9 +617,7 @@ func (s *Store) Count(bucket, prefix string) int {
 	if s.fsm.cold.isCold(bucket) {
 		return s.fsm.cold.count(bucket, prefix)
 	}
-	n := 0
-	s.fsm.scan(bucket, prefix, false, func(string, Record) bool { n++; return true })
-	return n
+	return s.fsm.count(bucket, prefix)
 }
 
 // Watch registers fn to be called for every applied batch that has ops

@@ -2,6 +2,7 @@ package raftstore
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -66,6 +67,7 @@ type verifier struct {
 	log         *slog.Logger
 	newest      *raft.SnapshotMeta // newest snapshot that verified, nil if none
 	newestHead  snapHead           // its format version and FSM index
+	newestState os.FileInfo        // its state.bin as checked
 }
 
 // advice tells the operator what to do about a damaged raft.db.
@@ -88,7 +90,7 @@ func (v *verifier) dbCorrupt(problem string) error {
 // verifySnapshots checks the snapshots raft would restore and remembers
 // the newest good one. A damaged snapshot newer than that is an error only
 // if the log does not reach back to the good one (checked by verifyLog).
-func (v *verifier) verifySnapshots(snaps *raft.FileSnapshotStore) (damaged []string, err error) {
+func (v *verifier) verifySnapshots() (damaged []string, err error) {
 	root := filepath.Join(v.dir, "snapshots")
 	entries, err := os.ReadDir(root)
 	if err != nil {
@@ -122,13 +124,17 @@ func (v *verifier) verifySnapshots(snaps *raft.FileSnapshotStore) (damaged []str
 		return cands[i].id > cands[j].id
 	})
 	for _, c := range cands {
-		meta, head, err := checkSnapshot(snaps, root, c.id)
+		meta, head, err := checkSnapshot(root, c.id)
+		var fi os.FileInfo
+		if err == nil {
+			fi, err = os.Stat(filepath.Join(root, c.id, "state.bin"))
+		}
 		if err != nil {
 			v.log.Warn("raftstore: damaged snapshot", "snapshot", filepath.Join(root, c.id), "err", err)
 			damaged = append(damaged, fmt.Sprintf("%s (%v)", filepath.Join(root, c.id), err))
 			continue
 		}
-		v.newest, v.newestHead = meta, head
+		v.newest, v.newestHead, v.newestState = meta, head, fi
 		return damaged, nil
 	}
 	return damaged, nil
@@ -142,22 +148,33 @@ type snapHead struct {
 
 // checkSnapshot reads a snapshot's metadata and state and checks its CRC
 // (raft's FileSnapshotStore.Open does) and format version.
-func checkSnapshot(snaps *raft.FileSnapshotStore, root, id string) (*raft.SnapshotMeta, snapHead, error) {
+func checkSnapshot(root, id string) (*raft.SnapshotMeta, snapHead, error) {
 	var h snapHead
 	raw, err := os.ReadFile(filepath.Join(root, id, "meta.json"))
 	if err != nil {
 		return nil, h, err
 	}
-	var m raft.SnapshotMeta
+	var m struct { // raft's fileSnapshotMeta
+		raft.SnapshotMeta
+		CRC []byte
+	}
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return nil, h, fmt.Errorf("meta.json: %w", err)
 	}
-	meta, rc, err := snaps.Open(id)
+	state := filepath.Join(root, id, "state.bin")
+	crc, err := fileCRC64(state)
 	if err != nil {
 		return nil, h, fmt.Errorf("state.bin: %w", err)
 	}
-	defer rc.Close()
-	br := bufio.NewReader(rc)
+	if !bytes.Equal(crc, m.CRC) {
+		return nil, h, errors.New("state.bin: CRC mismatch")
+	}
+	f, err := os.Open(state)
+	if err != nil {
+		return nil, h, fmt.Errorf("state.bin: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64)
 	if h.version, err = br.ReadByte(); err != nil {
 		return nil, h, fmt.Errorf("state.bin: %w", err)
 	}
@@ -167,7 +184,7 @@ func checkSnapshot(snaps *raft.FileSnapshotStore, root, id string) (*raft.Snapsh
 	if h.applied, err = binary.ReadUvarint(br); err != nil {
 		return nil, h, fmt.Errorf("state.bin: applied index: %w", err)
 	}
-	return meta, h, nil
+	return &m.SnapshotMeta, h, nil
 }
 
 // boltDamage is verifyBolt's finding, made a CorruptError once the
