@@ -6,13 +6,15 @@
 //
 // With -fiber the same answer comes from a fiber app with one catch-all
 // route (the "fiber" column): what fiber's routing and context add to
-// fasthttp before any nacosd code runs.
+// fasthttp before any nacosd code runs. With -body N the answer is N bytes
+// instead of "ok" (a config get answers its 1 KB content).
 package main
 
 import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/valyala/fasthttp"
@@ -21,8 +23,12 @@ import (
 func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "listen address")
 	useFiber := flag.Bool("fiber", false, "answer through a fiber app with one catch-all route")
+	body := flag.Int("body", 0, "answer this many bytes instead of \"ok\"")
 	flag.Parse()
 	ok := []byte("ok")
+	if *body > 0 {
+		ok = []byte(strings.Repeat("x", *body))
+	}
 	var err error
 	if *useFiber {
 		app := fiber.New(fiber.Config{DisableStartupMessage: true})
