@@ -349,8 +349,6 @@ func (b byteCounter) ReadByte() (byte, error) {
 // force a huge allocation (a config is at most 10 MiB).
 const maxSnapshotValue = 256 << 20
 
-// bytes reads a length-prefixed field (never nil on success, so a put of
-// an empty value reads back as a present, empty value).
 // str reads a length-prefixed field as a string (one allocation, not
 // bytes' two).
 func (d *streamDecoder) str() string {
@@ -374,6 +372,8 @@ func (d *streamDecoder) str() string {
 	return string(p)
 }
 
+// bytes reads a length-prefixed field (never nil on success, so a put of
+// an empty value reads back as a present, empty value).
 func (d *streamDecoder) bytes() []byte {
 	n := d.uvarint()
 	if d.err != nil {
