@@ -48,7 +48,11 @@ func TestColdPagesDropped(t *testing.T) {
 	if err := f.cold.flushPending(); err != nil {
 		t.Fatal(err)
 	}
-	max := 3 * coldDropAfter / 1024 // kB: what can be touched between drops, with bolt's fault-around
+	// kB: what can be touched between drops, with bolt's fault-around. The
+	// count of touched pages is an estimate (a page per transaction, and
+	// how many transactions the writer makes depends on its timing): 3×
+	// was passed by 40 kB in one CI run. The file holds over 21 MB.
+	max := 4 * coldDropAfter / 1024
 	if kb := mappedKB(t, path); kb > max {
 		t.Fatalf("after 30 000 writes (%d MB of values) %d kB of fsm.db resident, want <= %d", 30000*700>>20, kb, max)
 	}
