@@ -1,0 +1,37 @@
+package fastjson
+
+import "testing"
+
+func TestInt(t *testing.T) {
+	for in, want := range map[string]bool{
+		"0": true, "-0": true, "9223372036854775807": true, "-9223372036854775808": true,
+		"9223372036854775808": false, "-9223372036854775809": false, "1.0": false, "1e2": false, "01": true, // "01": reads 0, the caller sees "1" left
+		"-": false, "": false, "x": false,
+	} {
+		p := Scanner{S: in}
+		if _, ok := p.Int(); ok != want {
+			t.Errorf("Int(%q) ok=%v, want %v", in, ok, want)
+		}
+	}
+}
+
+func TestArrayAndEnd(t *testing.T) {
+	for in, want := range map[string]bool{
+		`[]`: true, ` [ "a" , "b" ] `: true, `["a",]`: false, `[,]`: false, `["a" "b"]`: false, `[`: false, `["a"] x`: false,
+	} {
+		p := Scanner{S: in}
+		ok := p.Array(func() bool { _, ok := p.PlainString(); return ok }) && p.End()
+		if ok != want {
+			t.Errorf("%q: %v, want %v", in, ok, want)
+		}
+	}
+}
+
+func TestPlainStringRefusesEscapesAndBadUTF8(t *testing.T) {
+	for in, want := range map[string]bool{`"abc"`: true, `"中文"`: true, `"a\"b"`: false, "\"a\x01\"": false, "\"\xff\"": false, `"open`: false} {
+		p := Scanner{S: in}
+		if _, ok := p.PlainString(); ok != want {
+			t.Errorf("PlainString(%q) ok=%v, want %v", in, ok, want)
+		}
+	}
+}
