@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -536,114 +535,6 @@ func (r *Registry) Detail(ns, grouped, cluster, ip string, port int) ([]byte, er
 	return nil, compat.ErrNoMatchedIP()
 }
 
-// BeatResult is the answer to a beat.
-type BeatResult = compat.BeatResult
-
-// BeatForm is a parsed PUT /instance/beat.
-type BeatForm struct {
-	NamespaceID, ServiceName, ClusterName, IP string
-	Port                                      int
-	Beat                                      *BeatInfo
-}
-
-// Beat refreshes an ephemeral instance, or re-registers it from the beat JSON
-// (§3.3, §4.1). f's strings may share the request's memory (the handler's
-// ParseBeatInto): Beat copies whatever it keeps.
-func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
-	r.stats.beats.Add(1)
-	sw := r.Switches()
-	res := BeatResult{ClientBeatInterval: sw.ClientBeatInterval}
-	cluster, ip, port := f.ClusterName, f.IP, f.Port
-	if f.Beat != nil {
-		if !JavaTrimBlank(f.Beat.Cluster) {
-			cluster = f.Beat.Cluster
-		}
-		ip, port = f.Beat.IP, f.Beat.Port
-	}
-	var kb [128]byte
-	key := appendDatumKey(kb[:0], ip, port, cluster)
-	s := r.service(f.NamespaceID, f.ServiceName)
-	b, ok := s.beatLocked(key, r.nowMillis())
-	if !ok {
-		if f.Beat == nil {
-			r.stats.beatsUnknown.Add(1)
-			res.Code = compat.BeatNotFound
-			return res, nil
-		}
-		bi := f.Beat.clone()
-		eph := true
-		if bi.Ephemeral != nil {
-			eph = *bi.Ephemeral
-		}
-		reg := Instance{IP: bi.IP, Port: port, Weight: bi.Weight, Metadata: bi.Metadata, ClusterName: strings.Clone(cluster),
-			ServiceName: strings.Clone(f.ServiceName), Ephemeral: eph, Healthy: true, Enabled: true}
-		if err := r.Register(ctx, InstanceForm{NamespaceID: strings.Clone(f.NamespaceID), ServiceName: reg.ServiceName, Instance: reg}); err != nil {
-			return res, err
-		}
-		if s = r.service(f.NamespaceID, f.ServiceName); s == nil {
-			return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
-		}
-		b, _ = s.beatLocked(key, r.nowMillis())
-	}
-	if b.recovered {
-		ns, svc := strings.Clone(f.NamespaceID), strings.Clone(f.ServiceName)
-		r.log.Info("instance recovered by beat", "service", svc, "ip", strings.Clone(ip), "port", port)
-		r.changed(ns, svc)
-	}
-	res.Code = compat.BeatOK
-	if b.hasInterval {
-		res.ClientBeatInterval = b.interval
-	}
-	res.LightBeatEnabled = sw.LightBeatEnabled
-	return res, nil
-}
-
-// beatOutcome is what a beat found and did.
-type beatOutcome struct {
-	recovered   bool  // an unhealthy, unmarked ephemeral instance turned healthy
-	interval    int64 // the instance's preserved.heart.beat.interval
-	hasInterval bool
-}
-
-// beatLocked refreshes the ephemeral instance with the datum key at now,
-// in one critical section; ok is false when neither list of s (nil: no
-// service) holds the key.
-func (s *Service) beatLocked(key []byte, now int64) (b beatOutcome, ok bool) {
-	if s == nil {
-		return b, false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	eo, eok := s.ephemeral[string(key)]
-	po, pok := s.persistent[string(key)]
-	if !eok && !pok {
-		return b, false
-	}
-	if eok {
-		eo.LastBeat = now
-		if !eo.Marked && !eo.Healthy {
-			eo.Healthy = true
-			b.recovered = true
-		}
-	}
-	for _, o := range [2]*Instance{po, eo} { // the ephemeral one's wins
-		if o != nil {
-			if _, ok := o.Metadata[MetaHeartBeatInterval]; ok {
-				b.interval, b.hasInterval = o.HeartBeatInterval(), true
-			}
-		}
-	}
-	if b.recovered {
-		s.touch(now)
-	}
-	return b, true
-}
-
-// JavaTrimBlank reports whether s is empty after String.trim.
-//
-// Deprecated: use compat.JavaTrim(s) == "" (kept for Beat while it is
-// reworked).
-func JavaTrimBlank(s string) bool { return compat.JavaTrim(s) == "" }
 
 func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Instance {
 	s := r.service(ns, grouped)
