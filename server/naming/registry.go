@@ -535,7 +535,6 @@ func (r *Registry) Detail(ns, grouped, cluster, ip string, port int) ([]byte, er
 	return nil, compat.ErrNoMatchedIP()
 }
 
-
 func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Instance {
 	s := r.service(ns, grouped)
 	if s == nil {
