@@ -129,6 +129,8 @@ func parseBeatFast(raw string, b *BeatInfo) bool {
 			f = 5
 		case "metadata":
 			f = 6
+		case "period", "scheduled", "stopped": // the Java client's other fields: no case-fold of ours
+			return p.SkipScalar()
 		}
 		if f < 0 {
 			return !fastjson.FoldsTo(k, beatFields[:]) && p.SkipScalar()
