@@ -48,7 +48,7 @@ func (p *Scanner) End() bool {
 
 // Object reads {"key": value, ...} with ASCII keys, calling member with the
 // scanner at the value of each key; member reads the value and reports
-// success.
+// success. (Array's loop is the same; sharing it cost the beat parse 8 %.)
 func (p *Scanner) Object(member func(key string) bool) bool {
 	if p.Peek() != '{' {
 		return false
@@ -81,6 +81,35 @@ func (p *Scanner) Object(member func(key string) bool) bool {
 			return false
 		}
 	}
+}
+
+// Fields reads an object for the fields names, the way encoding/json reads
+// it into a zero struct with those JSON names, calling set(i) with the
+// scanner at the value of names[i]; set reads it and reports success. A
+// null value leaves the field unset (encoding/json: a non-pointer stays
+// zero, a pointer, map or slice nil). A field repeated, or matching one of
+// names only case-insensitively, fails (encoding/json's merging and
+// folding rules); other fields must have scalar values, skipped. At most
+// 64 names.
+func (p *Scanner) Fields(names []string, set func(i int) bool) bool {
+	var seen uint64
+	return p.Object(func(k string) bool {
+		f := -1
+		for i, name := range names {
+			if k == name {
+				f = i
+				break
+			}
+		}
+		if f < 0 {
+			return !FoldsTo(k, names) && p.SkipScalar()
+		}
+		if seen&(1<<f) != 0 {
+			return false
+		}
+		seen |= 1 << f
+		return p.Null() || set(f)
+	})
 }
 
 // Array reads [value, ...], calling elem with the scanner at each value;

@@ -35,3 +35,24 @@ func TestPlainStringRefusesEscapesAndBadUTF8(t *testing.T) {
 		}
 	}
 }
+
+func TestFields(t *testing.T) {
+	names := []string{"a", "bb"}
+	for in, want := range map[string]string{
+		`{"a":"x","bb":"y"}`: "a=x bb=y ", `{"bb":null,"a":"x"}`: "a=x ", `{"c":1,"d":"z","e":null}`: "",
+		`{"a":"x","a":"y"}`: "fail", `{"A":"x"}`: "fail", `{"c":{}}`: "fail", `{"c":[]}`: "fail", `{"a":1}`: "fail",
+	} {
+		p := Scanner{S: in}
+		got := ""
+		if !p.Fields(names, func(i int) bool {
+			v, ok := p.PlainString()
+			got += names[i] + "=" + v + " "
+			return ok
+		}) {
+			got = "fail"
+		}
+		if got != want {
+			t.Errorf("%s: %q, want %q", in, got, want)
+		}
+	}
+}

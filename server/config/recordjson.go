@@ -13,19 +13,18 @@ import (
 // and leaves everything else to encoding/json, so the result is always
 // encoding/json's (FuzzDecodeInfo compares the two).
 
-// decodeHeaderFast reads a v2 record's header into v when v is an Info
-// and the header is in the subset, and reports whether it did (v is then
-// as before otherwise).
+// decodeHeaderFast reads a v2 record's header into v (zero, as decode's
+// callers pass it) when v is an Info and the header is in the subset, and
+// reports whether it did (v is zero again otherwise).
 func decodeHeaderFast(text []byte, v any) bool {
 	info, ok := v.(*Info)
 	if !ok {
 		return false
 	}
-	before := *info
 	if decodeInfoFast(text, info) {
 		return true
 	}
-	*info = before
+	*info = Info{}
 	return false
 }
 
@@ -43,25 +42,7 @@ func decodeInfoFast(text []byte, info *Info) bool {
 		*dst = &s
 		return ok
 	}
-	var seen uint32
-	ok := p.Object(func(k string) bool {
-		f := -1
-		for i, name := range infoFields {
-			if k == name {
-				f = i
-				break
-			}
-		}
-		if f < 0 {
-			return !fastjson.FoldsTo(k, infoFields[:]) && p.SkipScalar()
-		}
-		if seen&(1<<f) != 0 {
-			return false // a repeated field: encoding/json's merging rules
-		}
-		seen |= 1 << f
-		if p.Null() { // into a non-pointer: unchanged; pointers and tags: nil
-			return true
-		}
+	ok := p.Fields(infoFields[:], func(f int) bool {
 		var ok bool
 		switch f {
 		case 0:

@@ -108,7 +108,9 @@ func ParseBeatInto(raw string, b *BeatInfo) error {
 var beatFields = [...]string{"ip", "port", "serviceName", "cluster", "weight", "ephemeral", "metadata"}
 
 // parseBeatFast fills b from raw when raw is in the subset described above,
-// and reports whether it was.
+// and reports whether it was. It is fastjson.Fields with the field lookup
+// as an inline switch: through Fields' search and callbacks the parse
+// measured 8–15 % slower (BenchmarkParseBeatFast), on the hottest path.
 func parseBeatFast(raw string, b *BeatInfo) bool {
 	p := fastjson.Scanner{S: raw}
 	var seen uint8

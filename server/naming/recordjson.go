@@ -22,25 +22,7 @@ var instanceFields = [...]string{"instanceId", "ip", "port", "weight", "healthy"
 // memory: stored records are never modified (raftstore.Record).
 func decodeInstanceFast(text []byte, in *Instance) bool {
 	p := fastjson.Scanner{S: unsafe.String(unsafe.SliceData(text), len(text))}
-	var seen uint16
-	ok := p.Object(func(k string) bool {
-		f := -1
-		for i, name := range instanceFields {
-			if k == name {
-				f = i
-				break
-			}
-		}
-		if f < 0 {
-			return !fastjson.FoldsTo(k, instanceFields[:]) && p.SkipScalar()
-		}
-		if seen&(1<<f) != 0 {
-			return false // a repeated field: encoding/json's merging rules
-		}
-		seen |= 1 << f
-		if p.Null() { // into a non-pointer: unchanged; metadata: nil
-			return true
-		}
+	ok := p.Fields(instanceFields[:], func(f int) bool {
 		var ok bool
 		switch f {
 		case 0:
