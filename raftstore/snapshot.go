@@ -350,31 +350,19 @@ func (b byteCounter) ReadByte() (byte, error) {
 const maxSnapshotValue = 256 << 20
 
 // str reads a length-prefixed field as a string (one allocation, not
-// bytes' two).
+// bytes' two: the field is read into a reused buffer).
 func (d *streamDecoder) str() string {
-	n := d.uvarint()
-	if d.err != nil {
-		return ""
-	}
-	if n > maxSnapshotValue {
-		d.fail(fmt.Errorf("field of %d bytes", n))
-		return ""
-	}
-	if uint64(cap(d.buf)) < n {
-		d.buf = make([]byte, n)
-	}
-	p := d.buf[:n]
-	if _, err := io.ReadFull(d.r, p); err != nil {
-		d.fail(err)
-		return ""
-	}
-	d.off += int64(n)
-	return string(p)
+	d.buf = d.field(d.buf)
+	return string(d.buf)
 }
 
 // bytes reads a length-prefixed field (never nil on success, so a put of
 // an empty value reads back as a present, empty value).
-func (d *streamDecoder) bytes() []byte {
+func (d *streamDecoder) bytes() []byte { return d.field(nil) }
+
+// field reads a length-prefixed field into buf, or into a new slice when
+// buf is nil or too short; nil on failure.
+func (d *streamDecoder) field(buf []byte) []byte {
 	n := d.uvarint()
 	if d.err != nil {
 		return nil
@@ -383,7 +371,10 @@ func (d *streamDecoder) bytes() []byte {
 		d.fail(fmt.Errorf("field of %d bytes", n))
 		return nil
 	}
-	p := make([]byte, n)
+	if buf == nil || uint64(cap(buf)) < n {
+		buf = make([]byte, n)
+	}
+	p := buf[:n]
 	if _, err := io.ReadFull(d.r, p); err != nil {
 		d.fail(err)
 		return nil
