@@ -43,6 +43,12 @@ type fsm struct {
 	outcomes *outcomeRing       // recent entries' results, for Apply after a lost leadership (outcome.go)
 	onBytes  func(since uint64) // set once before raft starts; called on the FSM goroutine
 
+	// gate is held while entries or a snapshot are applied and their
+	// events delivered, and while a Subscribe's load runs: a load reads
+	// the state of one applied index, and its subscriber then hears of
+	// exactly the entries after it.
+	gate sync.Mutex
+
 	watchMu  sync.Mutex
 	watchers []*watcher // copy on write: Apply iterates a snapshot of the slice
 }
@@ -66,9 +72,13 @@ func (f *fsm) Apply(l *raft.Log) any { return f.ApplyBatch([]*raft.Log{l})[0] }
 // ApplyBatch implements raft.BatchingFSM. It must stay deterministic: it
 // depends only on the state and the entries, never on time or randomness.
 // Each entry's in-memory ops are applied in turn; the cold ops of the whole
-// batch are written to fsm.db in one transaction at the end, before the
-// applied index moves and before watchers hear of the entries.
+// batch are written to fsm.db in one transaction at the end, before
+// watchers hear of the entries. The applied index moves last, once every
+// watcher has: whoever waits for an index (a follower relaying a
+// forwarded write, WaitApplied) then reads the views built from it too.
 func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
+	f.gate.Lock()
+	defer f.gate.Unlock()
 	res := make([]any, len(logs))
 	var evs []Event
 	var cold []coldOp
@@ -104,11 +114,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	if len(cold) > 0 {
 		f.cold.write(cold, cold[len(cold)-1].index)
 	}
-	if last > 0 {
-		f.applied.set(last)
-	}
 	for _, ev := range evs {
 		f.notify(ev)
+	}
+	if last > 0 {
+		f.applied.set(last)
 	}
 	return res
 }
@@ -171,6 +181,17 @@ func (f *fsm) notify(ev Event) {
 	for _, w := range ws {
 		w.fn(ev)
 	}
+}
+
+// subscribe runs load while nothing is applied, then registers fn
+// before the next entry can be.
+func (f *fsm) subscribe(load func(), fn func(Event)) (cancel func()) {
+	f.gate.Lock()
+	defer f.gate.Unlock()
+	if load != nil {
+		load()
+	}
+	return f.watch(fn)
 }
 
 func (f *fsm) watch(fn func(Event)) (cancel func()) {

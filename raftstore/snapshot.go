@@ -178,6 +178,8 @@ func (s *fsmSnapshot) Release() {}
 // holds every entry up to the snapshot's index.
 func (f *fsm) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	f.gate.Lock()
+	defer f.gate.Unlock()
 	r := &streamDecoder{r: bufio.NewReaderSize(rc, 64<<10)}
 	version := r.byte()
 	if r.err == nil && version != snapshotV1 && version != snapshotV2 && version != snapshotVersion {
@@ -214,10 +216,10 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.mu.Lock()
 	f.data = data
 	f.mu.Unlock()
-	f.applied.reset(applied)
 	f.ring.reset()
 	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data), "version", version)
 	f.notify(Event{Index: applied, Reset: true})
+	f.applied.reset(applied)
 	return nil
 }
 

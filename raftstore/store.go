@@ -623,14 +623,28 @@ func (s *Store) Count(bucket, prefix string) int {
 // Watch registers fn to be called for every applied batch that has ops
 // (and with Reset=true after a snapshot restore). fn runs synchronously on
 // raft's apply goroutine, in log order, after the change is visible to Get
-// and Scan. It must be quick, must never block, and must not call Apply or
-// WaitApplied (they wait for this goroutine); Get, Scan, Watch and cancel
-// are fine. Hand slow work to another goroutine with a non-blocking send.
+// and Scan. It must be quick, must never block, and must not call Apply,
+// WaitApplied or Subscribe (they wait for this goroutine); Get, Scan, Watch
+// and cancel are fine. Hand slow work to another goroutine with a
+// non-blocking send.
 //
-// Watch does not replay existing state: a domain reads the current state
-// with Scan after Open, then calls Watch (writes in between are seen by
-// both, so apply them idempotently, or compare Rev). cancel is idempotent.
+// Watch does not replay existing state, and a state read before or after
+// it can miss or double an entry applied meanwhile: a view built from the
+// store uses Subscribe. cancel is idempotent.
 func (s *Store) Watch(fn func(Event)) (cancel func()) { return s.fsm.watch(fn) }
+
+// Subscribe builds a view of the state and keeps it current: load reads
+// the state (Get, Scan, Count) while no entry or snapshot is being
+// applied, so it sees the state of one applied index, and fn is then
+// called, as Watch's callback, for exactly the batches applied after it —
+// none missed, none seen twice. load must not call Apply, WaitApplied or
+// Subscribe. Applying waits for load: keep it to one pass over the state.
+//
+// A view loaded with Scan and then Watch'ed loses a write applied while
+// the scan runs: the watcher applies it, then the load stores what it read
+// before it (a member restarted under a write load kept such a view for
+// good, issue 23).
+func (s *Store) Subscribe(load func(), fn func(Event)) (cancel func()) { return s.fsm.subscribe(load, fn) }
 
 // WaitApplied blocks until the local state has applied the log index (as
 // returned by Apply), for read-your-writes on any node.

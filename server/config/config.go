@@ -27,9 +27,9 @@ import (
 	"github.com/nacosd/nacosd/raftstore"
 )
 
-// Store is what the config service needs of raftstore. Watch callbacks run
-// synchronously on the store's apply goroutine, after the change is visible
-// to Get and Scan; they must not block nor call Apply.
+// Store is what the config service needs of raftstore. Subscribe's
+// callbacks run synchronously on the store's apply goroutine, after the
+// change is visible to Get and Scan; they must not block nor call Apply.
 type Store interface {
 	Apply(ctx context.Context, b raftstore.Batch) (uint64, error)
 	// Update is raftstore.Store.Update: build runs under per-key locks and
@@ -41,7 +41,7 @@ type Store interface {
 	// with a prefix. History (DiskBuckets) is read through them page by page.
 	ScanReverse(bucket, prefix string, skip int, fn func(key string, r raftstore.Record) bool)
 	Count(bucket, prefix string) int
-	Watch(fn func(raftstore.Event)) (cancel func())
+	Subscribe(load func(), fn func(raftstore.Event)) (cancel func())
 }
 
 // Errors returned by the service besides *compat.Error values.
@@ -176,12 +176,12 @@ func New(cfg Config) (*Service, error) {
 		items: map[string]*item{}, byID: map[int64]string{}}
 	s.ids.worker = cfg.WorkerID
 	s.polls = newPollers(s)
-	// Watch first, then load: a write applied in between is seen by both,
-	// and applying it twice is harmless (the cache stores the latest record).
-	s.mu.Lock()
-	s.cancelWatch = s.store.Watch(s.onEvent)
-	s.reloadLocked()
-	s.mu.Unlock()
+	// the cache is the state of one applied index, then every entry after
+	s.cancelWatch = s.store.Subscribe(func() {
+		s.mu.Lock()
+		s.reloadLocked()
+		s.mu.Unlock()
+	}, s.onEvent)
 	if cfg.RetentionDays > 0 {
 		s.retention = s.clk.AfterFunc(cfg.RetentionInterval, s.retentionTick)
 	}

@@ -179,7 +179,15 @@ func (f *fakeStore) Count(bucket, prefix string) int {
 	return n
 }
 
-func (f *fakeStore) Watch(fn func(raftstore.Event)) func() {
+// Subscribe is raftstore's: load runs while no batch is applied.
+func (f *fakeStore) Subscribe(load func(), fn func(raftstore.Event)) func() {
+	f.applyMu.Lock()
+	defer f.applyMu.Unlock()
+	load()
+	return f.watch(fn)
+}
+
+func (f *fakeStore) watch(fn func(raftstore.Event)) func() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	id := f.nextW

@@ -18,13 +18,13 @@ import (
 )
 
 // CPStore is what naming needs of raftstore (persistent instances, service
-// metadata and switches). Watch callbacks run on the FSM goroutine.
+// metadata and switches). Subscribe's callbacks run on the FSM goroutine.
 type CPStore interface {
 	Apply(ctx context.Context, b raftstore.Batch) (uint64, error)
 	Update(ctx context.Context, keys []raftstore.Key, build func() (raftstore.Batch, error)) (uint64, error)
 	Get(bucket, key string) (raftstore.Record, bool)
 	Scan(bucket, prefix string, fn func(key string, r raftstore.Record) bool)
-	Watch(fn func(raftstore.Event)) (cancel func())
+	Subscribe(load func(), fn func(raftstore.Event)) (cancel func())
 }
 
 // Pusher is what naming needs of the UDP push service.
@@ -182,8 +182,7 @@ func New(cfg Config) (*Registry, error) {
 		tasks: clock.NewSchedules(cfg.Clock)}
 	sw := DefaultSwitches()
 	r.switches.Store(&sw)
-	r.cancel = cfg.Store.Watch(r.onEvent)
-	r.rebuild()
+	r.cancel = cfg.Store.Subscribe(r.rebuild, r.onEvent)
 	r.tasks.Every(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
 	if !cfg.DisableEmptyServiceClean {
 		r.tasks.Every(cfg.EmptyServiceCleanInitial, cfg.EmptyServiceCleanPeriod, func() { r.CleanEmptyServices() })
