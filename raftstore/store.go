@@ -644,7 +644,9 @@ func (s *Store) Watch(fn func(Event)) (cancel func()) { return s.fsm.watch(fn) }
 // the scan runs: the watcher applies it, then the load stores what it read
 // before it (a member restarted under a write load kept such a view for
 // good, issue 23).
-func (s *Store) Subscribe(load func(), fn func(Event)) (cancel func()) { return s.fsm.subscribe(load, fn) }
+func (s *Store) Subscribe(load func(), fn func(Event)) (cancel func()) {
+	return s.fsm.subscribe(load, fn)
+}
 
 // WaitApplied blocks until the local state has applied the log index (as
 // returned by Apply), for read-your-writes on any node.
