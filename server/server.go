@@ -240,6 +240,7 @@ type Server struct {
 	peers        *cluster.Peers   // node-to-node HTTP
 	distro       *distro.Distro   // AP protocol (the replicator in cluster mode)
 	clusterTasks *clock.Schedules
+	gateStats    httpapi.GateStats // writes forwarded, undeclared writes
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
 }
@@ -457,23 +458,17 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
 		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
 	}))
-	// the @Secured table, before every route (server/httpapi/secured.go)
-	s.app.Use(httpapi.Secured(s.auth, s.cfg.ContextPath, s.config))
-	// CP writes on a follower go to the raft leader
-	s.app.Use(httpapi.ForwardToLeader(httpapi.ForwardDeps{Self: s.members.SelfAddress(), Store: s.store,
-		Forward: s.forwardToLeader, Logger: s.log.With("component", "forward")}))
-	root := s.app.Group(s.cfg.ContextPath)
-	httpapi.MountCore(root, s, s)
-	httpapi.MountActuator(root, s.actuator())
-	httpapi.MountMigrate(root, s.config, s.auth)
-	// held long polls leave fasthttp until answered (server/httpapi/held.go)
-	httpapi.MountConfigWith(root, httpapi.ConfigDeps{Service: s.config, Logger: s.log.With("component", "config"), Server: s.app.Server()})
-	httpapi.MountAuth(root, s.auth)
-	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
-		Status: s.status, SysLoad: sysLoad, Distro: httpapi.DistroDeps{Distro: s.distro, Standalone: s.cfg.Standalone,
-			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
-	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
-		Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
+	// the route table: every route with its class and @Secured check; the
+	// gate in front of them checks, and sends each write where it is
+	// decided (server/routes.go, server/httpapi/gate.go)
+	table, err := s.routeTable(port, reg)
+	if err != nil {
+		return err
+	}
+	s.app.Use(httpapi.Gate(httpapi.GateDeps{Table: table, ContextPath: s.cfg.ContextPath, Auth: s.auth, Objects: s.config,
+		Raft: s.store, Forward: s.forwardToLeader, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
+		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}))
+	table.Mount(s.app.Group(s.cfg.ContextPath))
 	s.ln = cln             // counted, first-byte deadline (server/limits.go)
 	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -26,7 +26,6 @@ import (
 
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/auth"
-	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -203,8 +202,12 @@ func TestUserAgentBypass(t *testing.T) {
 		if tg.java {
 			continue
 		}
+		table, err := server.RouteTable()
+		if err != nil {
+			t.Fatal(err)
+		}
 		keys := make([]string, 0)
-		for k := range httpapi.SecuredRoutes() {
+		for k := range table.SecuredRoutes() {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)

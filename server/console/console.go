@@ -41,26 +41,32 @@ type Deps struct {
 	Logger      *slog.Logger
 }
 
-// Mount registers the console pages and the /v1/console extensions on r,
-// the context-path group.
-func Mount(r fiber.Router, d Deps) {
+// Routes are the console pages and the /v1/console extensions (below the
+// context path), for the server's route table.
+func Routes(d Deps) []httpapi.Route {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
 	h := &handlers{d}
 	a := newAssets(h.infoJSON)
-	r.Get("/", a.index)
-	r.Head("/", a.index)
-	r.Get("/index.html", a.index)
-	r.Head("/index.html", a.index)
-	r.Get("/"+assetDir+"/:file", a.file)
-	r.Head("/"+assetDir+"/:file", a.file)
-
-	r.Get("/v1/console/ui/info", h.info)
-	r.Get("/v1/console/events", h.events)
-	r.Get("/v1/console/configs", h.searchConfigs)
-	r.Post("/v1/console/configs/md5", h.configMD5)
-	r.Get("/v1/console/cluster/nodes", h.clusterNodes)
+	get := func(path string, auth *httpapi.Secured, fn fiber.Handler) []httpapi.Route {
+		return []httpapi.Route{
+			{Method: fiber.MethodGet, Path: path, Class: httpapi.Read, Auth: auth, Handler: fn},
+			{Method: fiber.MethodHead, Path: path, Class: httpapi.Read, Handler: fn},
+		}
+	}
+	var rs []httpapi.Route
+	rs = append(rs, get("/", nil, a.index)...)
+	rs = append(rs, get("/index.html", nil, a.index)...)
+	rs = append(rs, get("/"+assetDir+"/:file", nil, a.file)...)
+	rs = append(rs,
+		httpapi.Route{Method: fiber.MethodGet, Path: "/v1/console/ui/info", Class: httpapi.Read, Handler: h.info},
+		httpapi.Route{Method: fiber.MethodGet, Path: "/v1/console/events", Class: httpapi.Read, Auth: httpapi.SecuredNamingRead(), Handler: h.events},
+		httpapi.Route{Method: fiber.MethodGet, Path: "/v1/console/configs", Class: httpapi.Read, Auth: httpapi.SecuredConfigRead(), Handler: h.searchConfigs},
+		httpapi.Route{Method: fiber.MethodPost, Path: "/v1/console/configs/md5", Class: httpapi.Read, Auth: httpapi.SecuredConsoleMD5(), Handler: h.configMD5},
+		httpapi.Route{Method: fiber.MethodGet, Path: "/v1/console/cluster/nodes", Class: httpapi.Read, Handler: h.clusterNodes},
+	)
+	return rs
 }
 
 type handlers struct{ Deps }

@@ -31,28 +31,28 @@ const (
 	promOpenMetr = "application/openmetrics-text;version=1.0.0;charset=utf-8"
 )
 
-// MountActuator registers <context>/actuator (the links), /actuator/health
-// and /actuator/prometheus as Spring Boot 2.7 answers them in Java Nacos
+// ActuatorRoutes are <context>/actuator (the links), /actuator/health and
+// /actuator/prometheus as Spring Boot 2.7 answers them in Java Nacos
 // 1.4.8. Java lists /actuator/** in nacos.security.ignore.urls: none of
 // them is secured.
-func MountActuator(r fiber.Router, d ActuatorDeps) {
+func ActuatorRoutes(d ActuatorDeps) []Route {
 	h := &actuatorHandlers{d: d}
-	type route struct {
+	type rt struct {
 		path string
 		fn   fiber.Handler
 	}
-	routes := []route{{"/actuator", h.links}}
+	routes := []rt{{"/actuator", h.links}}
 	if d.Health != nil {
-		routes = append(routes, route{"/actuator/health", h.health}, route{"/actuator/health/*", h.healthComponent})
+		routes = append(routes, rt{"/actuator/health", h.health}, rt{"/actuator/health/*", h.healthComponent})
 	}
 	if d.Prometheus != nil {
-		routes = append(routes, route{"/actuator/prometheus", h.prometheus})
+		routes = append(routes, rt{"/actuator/prometheus", h.prometheus})
 	}
-	for _, rt := range routes {
-		r.Get(rt.path, rt.fn)
-		r.Head(rt.path, rt.fn)
-		r.All(rt.path, methodNotSupported)
+	var out []Route
+	for _, r := range routes {
+		out = append(out, withHead([]Route{route(fiber.MethodGet, r.path, Read, nil, r.fn)}, methodNotSupported)...)
 	}
+	return out
 }
 
 type actuatorHandlers struct{ d ActuatorDeps }

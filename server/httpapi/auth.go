@@ -11,40 +11,47 @@ import (
 
 type authHandlers struct{ a *auth.Service }
 
-// MountAuth registers /v1/auth: login, users (UserController is mapped at
+// AuthRoutes are /v1/auth: login, users (UserController is mapped at
 // both /v1/auth and /v1/auth/users), roles and permissions
-// (console-auth-core-v1.md §3.5, §3.9–§3.11). Who may call them is decided
-// by the Secured middleware.
-func MountAuth(r fiber.Router, a *auth.Service) {
+// (console-auth-core-v1.md §3.5, §3.9–§3.11), checked as ROLE_ADMIN with
+// auth on or off.
+func AuthRoutes(a *auth.Service) []Route {
 	h := &authHandlers{a}
+	admin := func(action, res string) *Secured { return secFixed(action, res, true) }
+	var rs []Route
 	for _, base := range []string{"/v1/auth", "/v1/auth/users"} {
-		r.Post(base+"/login", h.login)
-		r.Get(base, h.listUsers)
-		r.Post(base, h.createUser)
-		r.Delete(base, h.deleteUser)
-		r.Put(base, h.updateUser)
-		r.Get(base+"/search", h.searchUsers)
-		// deprecated, reads Spring Security's context, which the default
-		// setup never fills: Java answers a NullPointerException
-		r.Put(base+"/password", func(c *fiber.Ctx) error { return compat.ServerError("") })
+		rs = append(rs,
+			route(fiber.MethodPost, base+"/login", Local, nil, h.login),
+			route(fiber.MethodGet, base, Read, admin(auth.ActionRead, "console/users"), h.listUsers),
+			route(fiber.MethodPost, base, CP, admin(auth.ActionWrite, "console/users"), h.createUser),
+			route(fiber.MethodDelete, base, CP, admin(auth.ActionWrite, "console/users"), h.deleteUser),
+			route(fiber.MethodPut, base, CP, admin(auth.ActionWrite, "console/user/password"), h.updateUser),
+			route(fiber.MethodGet, base+"/search", Read, admin(auth.ActionWrite, "console/users"), h.searchUsers),
+			// deprecated, reads Spring Security's context, which the default
+			// setup never fills: Java answers a NullPointerException
+			route(fiber.MethodPut, base+"/password", Local, nil, func(c *fiber.Ctx) error { return compat.ServerError("") }),
+		)
 	}
-	r.Get("/v1/auth/roles", h.listRoles)
-	r.Get("/v1/auth/roles/search", h.searchRoles)
-	r.Post("/v1/auth/roles", h.addRole)
-	r.Delete("/v1/auth/roles", h.deleteRole)
-	r.Get("/v1/auth/permissions", h.listPermissions)
-	r.Post("/v1/auth/permissions", h.addPermission)
-	r.Delete("/v1/auth/permissions", h.deletePermission)
+	rs = append(rs,
+		route(fiber.MethodGet, "/v1/auth/roles", Read, admin(auth.ActionRead, "console/roles"), h.listRoles),
+		route(fiber.MethodGet, "/v1/auth/roles/search", Read, admin(auth.ActionRead, "console/roles"), h.searchRoles),
+		route(fiber.MethodPost, "/v1/auth/roles", CP, admin(auth.ActionWrite, "console/roles"), h.addRole),
+		route(fiber.MethodDelete, "/v1/auth/roles", CP, admin(auth.ActionWrite, "console/roles"), h.deleteRole),
+		route(fiber.MethodGet, "/v1/auth/permissions", Read, admin(auth.ActionRead, "console/permissions"), h.listPermissions),
+		route(fiber.MethodPost, "/v1/auth/permissions", CP, admin(auth.ActionWrite, "console/permissions"), h.addPermission),
+		route(fiber.MethodDelete, "/v1/auth/permissions", CP, admin(auth.ActionWrite, "console/permissions"), h.deletePermission),
+	)
 	// any other method: Spring's HttpRequestMethodNotSupportedException
 	// through ConsoleExceptionHandler
 	for _, base := range []string{"/v1/auth", "/v1/auth/users"} {
 		for _, p := range []string{"", "/login", "/search", "/password"} {
-			r.All(base+p, methodNotSupported)
+			rs = append(rs, route(MethodAll, base+p, Read, nil, methodNotSupported))
 		}
 	}
 	for _, p := range []string{"/v1/auth/roles", "/v1/auth/roles/search", "/v1/auth/permissions"} {
-		r.All(p, methodNotSupported)
+		rs = append(rs, route(MethodAll, p, Read, nil, methodNotSupported))
 	}
+	return rs
 }
 
 // plain drops the /v1/cs content type of the shared Spring parameter

@@ -12,15 +12,16 @@ import (
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/config"
 )
 
 // MountConfig registers the config API (/v1/cs/*, config-v1.md) and the
 // console namespaces (/v1/console/namespaces) on r, the context-path group.
 // A held long poll blocks its handler (fiber's app.Test); a served node
-// uses MountConfigWith.
+// uses ConfigRoutes with ConfigDeps.Server.
 func MountConfig(r fiber.Router, s *config.Service, log *slog.Logger) {
-	MountConfigWith(r, ConfigDeps{Service: s, Logger: log})
+	MustTable(ConfigRoutes(ConfigDeps{Service: s, Logger: log})).Mount(r)
 }
 
 // ConfigDeps are the collaborators of the config API.
@@ -29,55 +30,47 @@ type ConfigDeps struct {
 	Logger  *slog.Logger
 	// Server, when set, is the fasthttp server of r's app: a held long
 	// poll then leaves it until answered (held.go), costing no goroutine.
-	// MountConfigWith sets its KeepHijackedConns.
+	// ConfigRoutes sets its KeepHijackedConns.
 	Server *fasthttp.Server
 }
 
-// MountConfigWith is MountConfig with its collaborators.
-func MountConfigWith(r fiber.Router, d ConfigDeps) {
+// ConfigRoutes are the config API (/v1/cs/*) and the console namespaces.
+// Every /v1/cs response carries NacosWebFilter's content type (wrap); other
+// methods of a path answer Spring's "not supported".
+func ConfigRoutes(d ConfigDeps) []Route {
 	s, log := d.Service, d.Logger
 	h := &configHandlers{s: s, log: log}
 	if d.Server != nil {
 		h.held = newHeldPolls(d.Server, s)
 	}
-	routes := []struct {
-		method, path string
-		fn           fiber.Handler
-	}{
-		{fiber.MethodGet, "/v1/cs/configs", h.getDispatch},
-		{fiber.MethodPost, "/v1/cs/configs", h.postDispatch},
-		{fiber.MethodDelete, "/v1/cs/configs", h.deleteDispatch},
-		{fiber.MethodGet, "/v1/cs/configs/catalog", h.catalog},
-		{fiber.MethodPost, "/v1/cs/configs/listener", h.listen},
-		{fiber.MethodGet, "/v1/cs/configs/listener", h.listeners},
-		{fiber.MethodGet, "/v1/cs/history", h.historyDispatch},
-		{fiber.MethodGet, "/v1/cs/history/previous", h.historyPrevious},
-		{fiber.MethodGet, "/v1/cs/listener", h.listenerByIP},
-		{fiber.MethodGet, "/v1/cs/communication/dataChange", h.dataChange},
-		{fiber.MethodGet, "/v1/cs/communication/configWatchers", h.configWatchers},
-		{fiber.MethodGet, "/v1/cs/communication/watcherConfigs", h.watcherConfigs},
-		{fiber.MethodPost, "/v1/cs/ops/localCache", h.text200},
-		{fiber.MethodPut, "/v1/cs/ops/log", opsLog("200")},
-		{fiber.MethodGet, "/v1/cs/health", h.health},
-		{fiber.MethodGet, "/v1/cs/ops/derby", h.derby},
-	}
-	paths := map[string]bool{}
-	var order []string
-	for _, rt := range routes {
-		r.Add(rt.method, rt.path, h.wrap(rt.fn))
-		if rt.method == fiber.MethodGet { // Spring maps HEAD onto GET handlers
-			r.Add(fiber.MethodHead, rt.path, h.wrap(rt.fn))
-		}
-		if !paths[rt.path] {
-			paths[rt.path] = true
-			order = append(order, rt.path)
-		}
-	}
-	for _, p := range order { // after every method of the path
-		r.All(p, h.wrap(methodNotSupported))
-	}
-	mountNamespaces(r, s, log)
+	cfgR, cfgW := func() *Secured { return secConfig(auth.ActionRead) }, func() *Secured { return secConfig(auth.ActionWrite) }
+	w := h.wrap
+	routes := withHead([]Route{
+		route(fiber.MethodGet, "/v1/cs/configs", Read, withExtra(cfgR(), configReadExtra), w(h.getDispatch)),
+		route(fiber.MethodPost, "/v1/cs/configs", CP, withExtra(cfgW(), configWriteExtra), w(h.postDispatch)),
+		route(fiber.MethodDelete, "/v1/cs/configs", CP, withExtra(cfgW(), configDeleteExtra), w(h.deleteDispatch)),
+		route(fiber.MethodGet, "/v1/cs/configs/catalog", Read, cfgR(), w(h.catalog)),
+		route(fiber.MethodPost, "/v1/cs/configs/listener", Read, withExtra(cfgR(), listenerExtra), w(h.listen)),
+		route(fiber.MethodGet, "/v1/cs/configs/listener", Read, cfgR(), w(h.listeners)),
+		route(fiber.MethodGet, "/v1/cs/history", Read, withExtra(cfgR(), historyExtra), w(h.historyDispatch)),
+		route(fiber.MethodGet, "/v1/cs/history/previous", Read, withExtra(cfgR(), historyPreviousExtra), w(h.historyPrevious)),
+		route(fiber.MethodGet, "/v1/cs/listener", Read, nil, w(h.listenerByIP)),
+		route(fiber.MethodGet, "/v1/cs/communication/dataChange", Local, secNode(), w(h.dataChange)),
+		route(fiber.MethodGet, "/v1/cs/communication/configWatchers", Local, secNode(), w(h.configWatchers)),
+		route(fiber.MethodGet, "/v1/cs/communication/watcherConfigs", Local, secNode(), w(h.watcherConfigs)),
+		route(fiber.MethodPost, "/v1/cs/ops/localCache", Local, secNode(), w(h.text200)),
+		route(fiber.MethodPut, "/v1/cs/ops/log", Local, secNode(), w(opsLog("200"))),
+		route(fiber.MethodGet, "/v1/cs/health", Read, nil, w(h.health)),
+		route(fiber.MethodGet, "/v1/cs/ops/derby", Read, secFixed(auth.ActionRead, "nacos/admin", false), w(h.derby)),
+	}, w(methodNotSupported))
+	// omitted (conformance/routes.txt), but checked as Java checks it
+	routes = append(routes, route(fiber.MethodPost, "/v1/cs/ops/data/removal", Local, secFixed(auth.ActionWrite, "nacos/admin", false), unrouted))
+	return append(routes, namespaceRoutes(s, log)...)
 }
+
+// unrouted passes a request on as if no route matched (a path nacosd does
+// not serve but whose @Secured check Java runs).
+func unrouted(c *fiber.Ctx) error { return c.Next() }
 
 type configHandlers struct {
 	s    *config.Service

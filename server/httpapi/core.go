@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/cluster"
 )
 
@@ -50,36 +51,36 @@ type coreHandlers struct {
 	mb Membership
 }
 
-// MountCore registers the /v1/core/cluster and /v1/console health and state
-// endpoints on r, the context-path group (console-auth-core-v1.md §4.2, §5).
-// Other methods on these paths answer as Spring does through
-// ConsoleExceptionHandler: 500 "caused: Request method 'X' not supported;".
-func MountCore(r fiber.Router, cl Cluster, mb Membership) {
+// MountCore registers the core routes on r (tests).
+func MountCore(r fiber.Router, cl Cluster, mb Membership) { MustTable(CoreRoutes(cl, mb)).Mount(r) }
+
+// CoreRoutes are the /v1/core/cluster and /v1/console health and state
+// endpoints (console-auth-core-v1.md §4.2, §5). Other methods on these
+// paths answer as Spring does through ConsoleExceptionHandler: 500
+// "caused: Request method 'X' not supported;".
+func CoreRoutes(cl Cluster, mb Membership) []Route {
 	h := &coreHandlers{cl, mb}
-	routes := []struct {
-		method, path string
-		handler      fiber.Handler
-	}{
-		{fiber.MethodGet, "/v1/core/cluster/self", h.self},
-		{fiber.MethodGet, "/v1/core/cluster/nodes", h.nodes},
-		{fiber.MethodGet, "/v1/core/cluster/simple/nodes", h.simpleNodes},
-		{fiber.MethodGet, "/v1/core/cluster/health", h.health},
-		{fiber.MethodPost, "/v1/core/cluster/report", h.report},
-		{fiber.MethodPost, "/v1/core/cluster/server/leave", h.leave},
-		{fiber.MethodPost, "/v1/core/cluster/switch/lookup", h.switchLookup},
-		{fiber.MethodGet, "/v1/console/health/liveness", h.liveness},
-		{fiber.MethodGet, "/v1/console/health/readiness", h.readiness},
-		{fiber.MethodGet, "/v1/console/server/state", h.serverState},
-		{fiber.MethodPut, "/v1/core/ops/log", opsLog("200")},
-		{fiber.MethodGet, "/v1/cmdb/ops/label", cmdbLabel},
+	node := secNode
+	var out []Route
+	for _, rt := range []Route{
+		route(fiber.MethodGet, "/v1/core/cluster/self", Read, nil, h.self),
+		route(fiber.MethodGet, "/v1/core/cluster/nodes", Read, nil, h.nodes),
+		route(fiber.MethodGet, "/v1/core/cluster/simple/nodes", Read, nil, h.simpleNodes),
+		route(fiber.MethodGet, "/v1/core/cluster/health", Read, nil, h.health),
+		route(fiber.MethodPost, "/v1/core/cluster/report", Local, node(), h.report),
+		route(fiber.MethodPost, "/v1/core/cluster/server/leave", Local, node(), h.leave),
+		route(fiber.MethodPost, "/v1/core/cluster/switch/lookup", Local, node(), h.switchLookup),
+		route(fiber.MethodGet, "/v1/console/health/liveness", Read, nil, h.liveness),
+		route(fiber.MethodGet, "/v1/console/health/readiness", Read, nil, h.readiness),
+		route(fiber.MethodGet, "/v1/console/server/state", Read, nil, h.serverState),
+		route(fiber.MethodPut, "/v1/core/ops/log", Local, node(), opsLog("200")),
+		route(fiber.MethodGet, "/v1/cmdb/ops/label", Read, nil, cmdbLabel),
+	} {
+		out = append(out, withHead([]Route{rt}, methodNotSupported)...)
 	}
-	for _, rt := range routes {
-		r.Add(rt.method, rt.path, rt.handler)
-		if rt.method == fiber.MethodGet { // Spring maps HEAD onto GET handlers
-			r.Add(fiber.MethodHead, rt.path, rt.handler)
-		}
-		r.All(rt.path, methodNotSupported)
-	}
+	// omitted (conformance/routes.txt: JRaft operations), but checked as
+	// Java checks it
+	return append(out, route(fiber.MethodPost, "/v1/core/ops/raft", Local, secFixed(auth.ActionWrite, "nacos/admin", false), unrouted))
 }
 
 // opsLog is PUT .../ops/log (CoreOpsController, ConfigOpsController,

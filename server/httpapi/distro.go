@@ -49,12 +49,16 @@ type DistroDeps struct {
 
 type distroHandlers struct{ DistroDeps }
 
-func (h *distroHandlers) mount(ns fiber.Router) {
-	ns.Put("/distro/datum", h.putDatum)
-	ns.Put("/distro/checksum", h.checksum)
-	ns.Get("/distro/datum", h.getDatum)
-	ns.Get("/distro/datums", h.datums)
-	ns.Post("/service/status", h.serviceStatus)
+// routes are the node-to-node endpoints of Distro (nacosd and Java
+// members call them; open with auth off, the server identity with it on).
+func (h *distroHandlers) routes(node *Secured) []Route {
+	return []Route{
+		route(fiber.MethodPut, "/v1/ns/distro/datum", Local, node, h.putDatum),
+		route(fiber.MethodPut, "/v1/ns/distro/checksum", Local, node, h.checksum),
+		route(fiber.MethodGet, "/v1/ns/distro/datum", Local, node, h.getDatum),
+		route(fiber.MethodGet, "/v1/ns/distro/datums", Local, node, h.datums),
+		route(fiber.MethodPost, "/v1/ns/service/status", Local, node, h.serviceStatus),
+	}
 }
 
 // requestBody is a @RequestBody as Tomcat hands it over: the raw bytes
@@ -185,56 +189,69 @@ func (h *distroHandlers) serviceStatus(c *fiber.Ctx) error {
 	return SendText(c, string(res))
 }
 
-// canDistro is DistroFilter for a @CanDistro handler (naming-v1.md §1.2):
-// a request for a service this node does not own goes to its owner, whose
-// answer is relayed; a request a peer already redirected is refused.
-func (h *distroHandlers) canDistro(next fiber.Handler) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		if h.Standalone || h.Distro == nil || len(c.Request().Header.Peek(HeaderForwarded)) > 0 {
-			return next(c) // a write a follower forwarded to the raft leader passed the filter there
+// distroFilter is DistroFilter (naming-v1.md §1.2) for an AP write: a
+// request for a service this node does not own goes to its owner, whose
+// answer is relayed; a request a peer already redirected here is refused.
+func (g *gate) distroFilter(c *fiber.Ctx) error {
+	if target, ok := g.distroTarget(c); ok {
+		return g.distroProxy(c, target)
+	}
+	return c.Next()
+}
+
+// distroTarget returns the owner of the request's service when it is not
+// this node (and the request may be proxied there).
+func (g *gate) distroTarget(c *fiber.Ctx) (string, bool) {
+	d := g.Distro
+	if d.Standalone || d.Distro == nil || g.forwarded(c) {
+		return "", false
+	}
+	svc, _ := groupedServiceName(ParamsOf(c))
+	if svc == "" || d.Distro.Responsible(svc) {
+		return "", false
+	}
+	return d.Distro.MapSrv(svc), true
+}
+
+// distroProxy sends the request to target, the service's owner, as Java's
+// DistroFilter does (its headers, encoding=UTF-8&nofix=1, the parameters
+// in a form body), and relays the answer.
+func (g *gate) distroProxy(c *fiber.Ctx, target string) error {
+	if strings.Contains(userAgent(c), "Nacos-Server") {
+		return SendSpringError(c, fiber.StatusBadRequest, "receive invalid redirect request from peer "+c.IP())
+	}
+	query := url.Values{}
+	c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) {
+		if !query.Has(string(k)) {
+			query.Set(string(k), string(v))
 		}
-		p := ParamsOf(c)
-		svc, _ := groupedServiceName(p)
-		if svc == "" || h.Distro.Responsible(svc) {
-			return next(c)
-		}
-		if strings.Contains(userAgent(c), "Nacos-Server") {
-			return SendSpringError(c, fiber.StatusBadRequest, "receive invalid redirect request from peer "+c.IP())
-		}
-		target := h.Distro.MapSrv(svc)
-		query := url.Values{}
-		c.Request().URI().QueryArgs().VisitAll(func(k, v []byte) {
+	})
+	if !c.Request().Header.IsGet() {
+		c.Request().PostArgs().VisitAll(func(k, v []byte) {
 			if !query.Has(string(k)) {
 				query.Set(string(k), string(v))
 			}
 		})
-		if !c.Request().Header.IsGet() {
-			c.Request().PostArgs().VisitAll(func(k, v []byte) {
-				if !query.Has(string(k)) {
-					query.Set(string(k), string(v))
-				}
-			})
-		}
-		query.Set("encoding", "UTF-8")
-		query.Set("nofix", "1")
-		header := http.Header{}
-		c.Request().Header.VisitAll(func(k, v []byte) {
-			switch strings.ToLower(string(k)) {
-			case "host", "content-length", "connection", "transfer-encoding", "content-type", "user-agent", "client-version", "accept-charset":
-				return
-			}
-			header.Add(string(k), string(v))
-		})
-		header.Set("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")
-		header.Set("Request-Source", h.Self)
-		header.Set("Accept-Charset", "UTF-8")
-		status, body, err := h.Proxy(c.UserContext(), c.Method(), target, string(c.Request().URI().Path()), query, header, 2*time.Second)
-		c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
-		if err != nil {
-			return c.Status(fiber.StatusInternalServerError).SendString(javaTransportError(err))
-		}
-		return c.Status(status).Send(body)
 	}
+	query.Set("encoding", "UTF-8")
+	query.Set("nofix", "1")
+	header := http.Header{}
+	c.Request().Header.VisitAll(func(k, v []byte) {
+		switch strings.ToLower(string(k)) {
+		case "host", "content-length", "connection", "transfer-encoding", "content-type", "user-agent", "client-version", "accept-charset":
+			return
+		}
+		header.Add(string(k), string(v))
+	})
+	header.Set("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")
+	header.Set("Request-Source", g.Distro.Self)
+	header.Set("Accept-Charset", "UTF-8")
+	status, body, err := g.Distro.Proxy(c.UserContext(), c.Method(), target, string(c.Request().URI().Path()), query, header, 2*time.Second)
+	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
+	if err != nil {
+		return c.Status(fiber.StatusInternalServerError).SendString(javaTransportError(err))
+	}
+	return c.Status(status).Send(body)
 }
 
 // javaTransportError is e.toString() of the Java HTTP client's exception

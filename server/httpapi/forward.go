@@ -3,16 +3,16 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
-	"github.com/nacosd/nacosd/raftstore"
 )
 
 // Headers of a write forwarded to the raft leader.
@@ -32,136 +32,143 @@ const (
 	HeaderNotLeader = "X-Nacosd-Not-Leader"
 )
 
-// RaftApplied is what forwarding needs of the local CP store.
-type RaftApplied interface {
+// RaftState is what the gate needs of the local CP store.
+type RaftState interface {
+	IsLeader() bool
+	LeaderID() string
 	AppliedIndex() uint64
 	WaitApplied(ctx context.Context, index uint64) error
-	WaitLeader(ctx context.Context) error
-	LeaderID() string
 }
 
 // ForwardFunc sends the request to the leader's HTTP address as it came
 // (method, path with the context path, query, headers, body).
 type ForwardFunc func(ctx context.Context, addr, method, pathAndQuery string, header http.Header, body []byte) (int, http.Header, []byte, error)
 
-// ForwardDeps are the collaborators of write forwarding.
-type ForwardDeps struct {
-	Self    string
-	Store   RaftApplied
-	Forward ForwardFunc
-	Logger  *slog.Logger
-}
-
 // forwardedHeaders are the answer headers a client may read after a write.
 var forwardedHeaders = []string{"Content-Type", "Content-MD5", "Config-Type", "Content-Encoding", "Cache-Control", "Pragma", "Expires", "Last-Modified"}
 
-// ForwardToLeader is rqlite's proxy pattern at the HTTP edge: a write that
-// failed on this node because it is a raft follower (raftstore's
-// *NotLeaderError) is sent to the leader, and the leader's answer relayed
-// once this node has applied the leader's state. Reads and writes that
-// never touch raft are served locally. With no leader known (an election,
-// or this node is cut off from a quorum) the write answers Java's JRaft
-// error for the raft group of the path.
-func ForwardToLeader(d ForwardDeps) fiber.Handler {
-	return func(c *fiber.Ctx) error {
-		err := c.Next()
-		forwarded := len(c.Request().Header.Peek(HeaderForwarded)) > 0
-		if err == nil {
-			if forwarded && d.Store != nil {
-				c.Set(HeaderApplied, strconv.FormatUint(d.Store.AppliedIndex(), 10))
-			}
-			return nil
-		}
-		if errors.Is(err, raftstore.ErrLeadershipLost) {
-			// this node lost the leadership while committing (cut off
-			// from its quorum, or an election): the write may or may not
-			// commit; answer as Java's JRaft answers a write without a
-			// leader, which a client retries
-			return noLeader(c)
-		}
-		var nl *raftstore.NotLeaderError
-		if !errors.As(err, &nl) {
-			return err
-		}
-		if forwarded {
-			c.Set(HeaderNotLeader, "true") // nothing was written
-			return noLeader(c)
-		}
-		if d.Forward == nil {
-			return noLeader(c)
-		}
-		leader := nl.LeaderID
-		if leader == "" && d.Store != nil {
-			// an election is under way (the leader died a moment ago): wait
-			// for its outcome briefly rather than fail the write
-			ctx, cancel := context.WithTimeout(c.UserContext(), electionWait)
-			if d.Store.WaitLeader(ctx) == nil {
-				leader = d.Store.LeaderID()
-			}
-			cancel()
-		}
-		if leader == "" {
-			return noLeader(c)
-		}
-		// the leader may be this node by now: its own handler runs again,
-		// through the same relay, as a forwarded request
-		return forward(c, d, leader)
-	}
-}
+// Timings of a forwarded write.
+const (
+	// electionWait bounds how long a write waits for a (new) raft leader:
+	// a killed leader is replaced within about two election timeouts.
+	electionWait = 3 * time.Second
+	// appliedWait bounds how long a follower waits to apply a write the
+	// leader acknowledged before it answers the client.
+	appliedWait = 10 * time.Second
+	// forwardTimeout bounds the whole forwarding of one write.
+	forwardTimeout = 20 * time.Second
+)
 
-// electionWait bounds how long a write waits for a new raft leader.
-const electionWait = 3 * time.Second
-
-func forward(c *fiber.Ctx, d ForwardDeps, leader string) error {
+// forward sends a CP write (or the CP half of a Mixed one) to the raft
+// leader as rqlite's proxy does, and relays the leader's answer once this
+// node applied the leader's state, so the client reads its own write here.
+// A leader that cannot be reached (killed a moment ago: the connection is
+// refused) or that lost the leadership before writing is replaced by the
+// next one within electionWait; a leader that took the request and did not
+// answer leaves the outcome unknown: the client gets Java's no-leader
+// error, as from a JRaft leader that failed mid-write.
+func (g *gate) forward(c *fiber.Ctx, part string) error {
+	ctx, cancel := forwardContext(c)
+	defer cancel()
 	req := c.Request()
 	header := http.Header{}
 	req.Header.VisitAll(func(k, v []byte) {
 		switch strings.ToLower(string(k)) {
-		case "host", "content-length", "connection", "transfer-encoding", "keep-alive":
+		case "host", "content-length", "connection", "transfer-encoding", "keep-alive", strings.ToLower(HeaderPart):
 			return
 		}
 		header.Add(string(k), string(v))
 	})
-	header.Set(HeaderForwarded, d.Self)
+	header.Set(HeaderForwarded, g.Self)
+	if part != "" {
+		header.Set(HeaderPart, part)
+	}
 	if header.Get("X-Forwarded-For") == "" && header.Get("X-Real-IP") == "" {
 		header.Set("X-Forwarded-For", c.Context().RemoteIP().String())
 	}
-	ctx, cancel := context.WithTimeout(c.UserContext(), 15*time.Second)
-	defer cancel()
-	status, rh, body, err := d.Forward(ctx, leader, c.Method(), string(req.URI().RequestURI()), header, req.Body())
-	if err == nil && rh.Get(HeaderNotLeader) != "" && d.Store != nil {
-		// the leadership moved before the write reached it: once, to the
-		// new leader
-		if next := waitOtherLeader(ctx, d.Store, leader); next != "" {
-			leader = next
-			status, rh, body, err = d.Forward(ctx, leader, c.Method(), string(req.URI().RequestURI()), header, req.Body())
+	uri := string(req.URI().RequestURI())
+	failed := "" // the leader that could not take the write
+	for attempt := 0; ; attempt++ {
+		leader := g.Raft.LeaderID()
+		if leader == "" || leader == failed {
+			leader = waitOtherLeader(ctx, g.Raft, failed)
 		}
+		if leader == "" {
+			g.Logger.Warn("no raft leader for a write", "path", c.Path(), "waited", electionWait)
+			return noLeader(c)
+		}
+		if leader == g.Self || g.Raft.IsLeader() {
+			// this node took over meanwhile
+			if part != "" {
+				c.Locals(partKey, PartAll)
+			}
+			return g.afterLeaderRun(c, c.Next())
+		}
+		g.Stats.Forwarded.Add(1)
+		status, rh, body, err := g.Forward(ctx, leader, c.Method(), uri, header, req.Body())
+		if err != nil {
+			if notSent(err) && attempt < 5 && ctx.Err() == nil {
+				// the leader is gone (killed: connection refused): the
+				// write was not delivered; wait for the next leader
+				g.Logger.Info("raft leader unreachable; waiting for the next one", "leader", leader, "err", err)
+				failed = leader
+				continue
+			}
+			g.Logger.Warn("write forward to the raft leader failed; outcome unknown", "leader", leader, "path", c.Path(), "err", err)
+			return noLeader(c)
+		}
+		if rh.Get(HeaderNotLeader) != "" && attempt < 5 && ctx.Err() == nil {
+			failed = leader // nothing was written there
+			continue
+		}
+		if err := g.catchUp(ctx, rh, leader); err != nil {
+			return err
+		}
+		if part != "" && status == fiber.StatusOK {
+			// the CP half is done: the AP half runs here
+			c.Locals(partKey, PartEphemeral)
+			c.Locals(partAnswerKey, body)
+			return c.Next()
+		}
+		c.Response().Reset()
+		for _, h := range forwardedHeaders {
+			if v := rh.Get(h); v != "" {
+				c.Set(h, v)
+			}
+		}
+		return c.Status(status).Send(body)
 	}
+}
+
+// catchUp waits until this node applied the index the leader answered
+// with. A node that cannot (cut off right after the leader's answer)
+// refuses to acknowledge what it could not show: 503, and the client tries
+// another node.
+func (g *gate) catchUp(ctx context.Context, rh http.Header, leader string) error {
+	applied, err := strconv.ParseUint(rh.Get(HeaderApplied), 10, 64)
 	if err != nil {
-		if d.Logger != nil {
-			d.Logger.Warn("write forward to the raft leader failed", "leader", leader, "path", c.Path(), "err", err)
-		}
-		return noLeader(c)
+		return nil // an error answer: nothing to wait for
 	}
-	if applied, perr := strconv.ParseUint(rh.Get(HeaderApplied), 10, 64); perr == nil && d.Store != nil {
-		wctx, wcancel := context.WithTimeout(c.UserContext(), 3*time.Second)
-		if werr := d.Store.WaitApplied(wctx, applied); werr != nil && d.Logger != nil {
-			d.Logger.Warn("forwarded write not applied here in time", "leader", leader, "index", applied, "err", werr)
-		}
-		wcancel()
+	wctx, cancel := context.WithTimeout(ctx, appliedWait)
+	defer cancel()
+	if err := g.Raft.WaitApplied(wctx, applied); err != nil {
+		g.Logger.Warn("forwarded write not applied here in time", "leader", leader, "index", applied, "err", err)
+		return &compat.Error{Status: fiber.StatusServiceUnavailable,
+			Body: "the raft leader " + leader + " took the write, but this node has not applied it yet; read it from another node"}
 	}
-	c.Response().Reset()
-	for _, h := range forwardedHeaders {
-		if v := rh.Get(h); v != "" {
-			c.Set(h, v)
-		}
-	}
-	return c.Status(status).Send(body)
+	return nil
+}
+
+// notSent reports a transport error that happened before the request
+// left: the connection could not be made.
+func notSent(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED)
 }
 
 // waitOtherLeader waits up to electionWait for a leader other than old
 // and returns its ID ("" if none came).
-func waitOtherLeader(ctx context.Context, st RaftApplied, old string) string {
+func waitOtherLeader(ctx context.Context, st RaftState, old string) string {
 	ctx, cancel := context.WithTimeout(ctx, electionWait)
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)

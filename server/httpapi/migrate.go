@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/config"
 )
 
@@ -24,7 +25,7 @@ type UserImporter interface {
 	ImportRole(ctx context.Context, role, username string, dryRun bool) (string, error)
 }
 
-// MountMigrate registers nacosd's own migration endpoints, the part of a
+// MigrateRoutes are nacosd's own migration endpoints, the part of a
 // Java Nacos that its HTTP API cannot write (times, ids and history of
 // configs, bcrypt hashes of users). `nacosd migrate` is their client; the
 // @Secured table admits only ROLE_ADMIN, with auth on or off. Both take
@@ -33,14 +34,14 @@ type UserImporter interface {
 //	POST <context>/v1/nacosd/migrate/config  body: {"sets":[config.ImportSet…]} → {"results":[config.ImportResult…]}
 //	POST <context>/v1/nacosd/migrate/user    body: {"username","password"} → {"outcome"}
 //	POST <context>/v1/nacosd/migrate/role    body: {"role","username"} → {"outcome"} (ROLE_ADMIN too)
-func MountMigrate(r fiber.Router, cfg ConfigImporter, users UserImporter) {
+func MigrateRoutes(cfg ConfigImporter, users UserImporter) []Route {
 	h := &migrateHandlers{cfg: cfg, users: users}
-	r.Post("/v1/nacosd/migrate/config", h.config)
-	r.Post("/v1/nacosd/migrate/user", h.user)
-	r.Post("/v1/nacosd/migrate/role", h.role)
-	for _, p := range []string{"config", "user", "role"} {
-		r.All("/v1/nacosd/migrate/"+p, methodNotSupported)
-	}
+	admin := func() *Secured { return secFixed(auth.ActionWrite, "console/migrate", true) }
+	return withHead([]Route{
+		route(fiber.MethodPost, "/v1/nacosd/migrate/config", CP, admin(), h.config),
+		route(fiber.MethodPost, "/v1/nacosd/migrate/user", CP, admin(), h.user),
+		route(fiber.MethodPost, "/v1/nacosd/migrate/role", CP, admin(), h.role),
+	}, methodNotSupported)
 }
 
 type migrateHandlers struct {

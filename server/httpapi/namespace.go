@@ -6,6 +6,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/config"
 )
 
@@ -16,14 +17,15 @@ type namespaceHandlers struct {
 	log *slog.Logger
 }
 
-func mountNamespaces(r fiber.Router, s *config.Service, log *slog.Logger) {
+func namespaceRoutes(s *config.Service, log *slog.Logger) []Route {
 	h := &namespaceHandlers{s: s, log: log}
-	r.Get("/v1/console/namespaces", h.get)
-	r.Post("/v1/console/namespaces", h.create)
-	r.Put("/v1/console/namespaces", h.update)
-	r.Delete("/v1/console/namespaces", h.delete)
-	r.Head("/v1/console/namespaces", h.get)
-	r.All("/v1/console/namespaces", methodNotSupported)
+	ns := func() *Secured { return secFixed(auth.ActionWrite, "console/namespaces", false) }
+	return withHead([]Route{
+		route(fiber.MethodGet, "/v1/console/namespaces", Read, nil, h.get),
+		route(fiber.MethodPost, "/v1/console/namespaces", CP, ns(), h.create),
+		route(fiber.MethodPut, "/v1/console/namespaces", CP, ns(), h.update),
+		route(fiber.MethodDelete, "/v1/console/namespaces", CP, ns(), h.delete),
+	}, methodNotSupported)
 }
 
 // namespaceQuota is the constant quota every namespace reports.

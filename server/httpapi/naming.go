@@ -2,6 +2,8 @@ package httpapi
 
 import (
 	"context"
+	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -9,6 +11,7 @@ import (
 	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
 )
@@ -42,97 +45,195 @@ type namingHandlers struct {
 	oldPeer oldRaftPeer
 }
 
-// MountNaming registers every /v1/ns endpoint on r (the context-path group).
-// Paths Java Nacos does not serve answer 501 "no such api" as its
-// DistroFilter does (naming-v1.md §1.2, §1.3).
-func MountNaming(r fiber.Router, d NamingDeps) {
+// MountNaming registers every /v1/ns endpoint on r (the context-path
+// group; tests).
+func MountNaming(r fiber.Router, d NamingDeps) { MustTable(NamingRoutes(d)).Mount(r) }
+
+// NamingRoutes are the /v1/ns endpoints. Paths Java Nacos does not serve
+// answer 501 "no such api" as its DistroFilter does (naming-v1.md §1.2,
+// §1.3). Every request runs TrafficReviseFilter first (Java's order 1,
+// before AuthFilter and DistroFilter).
+func NamingRoutes(d NamingDeps) []Route {
 	h := &namingHandlers{NamingDeps: d}
 	dh := &distroHandlers{d.Distro}
-	cd := dh.canDistro // DistroFilter on the @CanDistro handlers
-	ns := r.Group("/v1/ns", h.trafficRevise)
+	nsR, nsW := func() *Secured { return secNaming(auth.ActionRead) }, func() *Secured { return secNaming(auth.ActionWrite) }
+	var rs []Route
+	add := func(method, path string, class Class, a *Secured, fn fiber.Handler) *Route {
+		r := Route{Method: method, Path: "/v1/ns" + path, Class: class, Auth: a, Handler: fn, Filter: h.trafficRevise}
+		if method == MethodAll { // not looked up by the gate: the handler filters
+			r.Handler, r.Filter = h.revised(fn), nil
+		}
+		rs = append(rs, r)
+		return &rs[len(rs)-1]
+	}
 	for _, base := range []string{"/instance", "/api"} {
-		ns.Post(base, cd(h.register))
-		ns.Delete(base, cd(h.deregister))
-		ns.Put(base, cd(h.update))
-		ns.Patch(base, cd(h.patch))
-		ns.Get(base, h.detail)
-		ns.Get(base+"/list", h.list)
-		ns.Put(base+"/beat", cd(h.beat))
-		ns.Get(base+"/statuses", h.statuses)
-		ns.Put(base+"/metadata/batch", cd(h.metadataBatch(false)))
-		ns.Delete(base+"/metadata/batch", cd(h.metadataBatch(true)))
+		add(fiber.MethodPost, base, AP, nsW(), h.register).ClassOf = h.instanceClass
+		add(fiber.MethodDelete, base, AP, nsW(), h.deregister).ClassOf = h.instanceClass
+		add(fiber.MethodPut, base, AP, nsW(), h.update).ClassOf = h.instanceClass
+		add(fiber.MethodPatch, base, AP, nsW(), h.patch).ClassOf = h.patchClass
+		add(fiber.MethodGet, base, Read, nsR(), h.detail)
+		add(fiber.MethodGet, base+"/list", Read, nsR(), h.list)
+		add(fiber.MethodPut, base+"/beat", AP, nsW(), h.beat)
+		add(fiber.MethodGet, base+"/statuses", Read, secNode(), h.statuses)
+		add(fiber.MethodPut, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(false)).ClassOf = h.metadataClass
+		add(fiber.MethodDelete, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(true)).ClassOf = h.metadataClass
 	}
-	ns.Get("/api/allDomNames", h.allDomNames)
-	ns.Get("/api/srvIPXT", h.srvIPXT)
-	ns.Get("/api/clientBeat", cd(h.clientBeat))
+	add(fiber.MethodGet, "/api/allDomNames", Read, nil, h.allDomNames)
+	add(fiber.MethodGet, "/api/srvIPXT", Read, nil, h.srvIPXT)
+	add(fiber.MethodGet, "/api/clientBeat", AP, nil, h.clientBeat)
 	if d.Distro.Distro != nil {
-		dh.mount(ns)
+		for _, r := range dh.routes(secNode()) {
+			add(r.Method, strings.TrimPrefix(r.Path, "/v1/ns"), r.Class, r.Auth, r.Handler)
+		}
 	}
 
-	ns.Post("/service", h.createService)
-	ns.Delete("/service", h.deleteService)
-	ns.Get("/service", h.getService)
-	ns.Put("/service", h.updateService)
-	ns.Get("/service/list", h.listServices)
-	ns.Get("/service/names", h.serviceNames)
-	ns.Put("/service/checksum", h.serviceChecksum)
-	ns.Get("/service/subscribers", h.subscribers)
+	add(fiber.MethodPost, "/service", CP, nsW(), h.createService)
+	add(fiber.MethodDelete, "/service", CP, nsW(), h.deleteService)
+	add(fiber.MethodGet, "/service", Read, nsR(), h.getService)
+	add(fiber.MethodPut, "/service", CP, nsW(), h.updateService)
+	add(fiber.MethodGet, "/service/list", Read, nsR(), h.listServices)
+	add(fiber.MethodGet, "/service/names", Read, nsR(), h.serviceNames)
+	add(fiber.MethodPut, "/service/checksum", Local, secNode(), h.serviceChecksum)
+	add(fiber.MethodGet, "/service/subscribers", Read, nsR(), h.subscribers)
 
-	ns.Get("/catalog/service", h.catalogService)
-	ns.Get("/catalog/instances", h.catalogInstances)
-	ns.Get("/catalog/services", h.catalogServices)
-	ns.Get("/catalog/rt/service", h.catalogRT)
+	add(fiber.MethodGet, "/catalog/service", Read, nsR(), h.catalogService)
+	add(fiber.MethodGet, "/catalog/instances", Read, nsR(), h.catalogInstances)
+	add(fiber.MethodGet, "/catalog/services", Read, nsR(), h.catalogServices)
+	add(fiber.MethodGet, "/catalog/rt/service", Read, nil, h.catalogRT)
 
-	ns.Get("/health/server", h.healthServer)
-	ns.Put("/health", cd(h.setHealth))
-	ns.Put("/health/instance", cd(h.setHealth))
-	ns.Put("/cluster", h.updateCluster)
+	add(fiber.MethodGet, "/health/server", Read, nil, h.healthServer)
+	// PUT /health: DefaultResourceParser, "resource name invalid!"
+	add(fiber.MethodPut, "/health", AP, &Secured{action: auth.ActionWrite}, h.setHealth)
+	add(fiber.MethodPut, "/health/instance", AP, &Secured{action: auth.ActionWrite}, h.setHealth)
+	add(fiber.MethodPut, "/cluster", CP, nsW(), h.updateCluster)
 
 	for _, base := range []string{"/operator", "/ops"} {
-		ns.Get(base+"/push/state", h.pushState)
-		ns.Get(base+"/switches", h.getSwitches)
-		ns.Put(base+"/switches", h.putSwitches)
-		ns.Get(base+"/metrics", h.metrics)
-		ns.Get(base+"/servers", h.servers)
-		ns.Get(base+"/distro/server", h.distroServer)
-		ns.Get(base+"/distro/status", h.distroStatus)
-		ns.Put(base+"/log", opsLog("ok"))
+		add(fiber.MethodGet, base+"/push/state", Read, nil, h.pushState)
+		add(fiber.MethodGet, base+"/switches", Read, nil, h.getSwitches)
+		add(fiber.MethodPut, base+"/switches", CP, secFixed(auth.ActionWrite, "naming/switches", false), h.putSwitches)
+		add(fiber.MethodGet, base+"/metrics", Read, nil, h.metrics)
+		add(fiber.MethodGet, base+"/servers", Read, nil, h.servers)
+		add(fiber.MethodGet, base+"/distro/server", Read, nil, h.distroServer)
+		add(fiber.MethodGet, base+"/distro/status", Read, nil, h.distroStatus)
+		add(fiber.MethodPut, base+"/log", Local, secNode(), opsLog("ok"))
 	}
 	// The old HTTP raft of 1.3 is switched off in every 1.4.8 server once its
 	// members report 1.4+: each endpoint throws IllegalStateException (§7.2).
 	oldRaft := func(c *fiber.Ctx) error { return compat.ServerError("old raft protocol already stop") }
-	for _, rt := range []struct{ method, path string }{
+	oldRaftRoutes := []struct{ method, path string }{
 		{"POST", "/vote"}, {"POST", "/beat"}, {"GET", "/peer"}, {"PUT", "/datum/reload"}, {"POST", "/datum"},
 		{"DELETE", "/datum"}, {"GET", "/datum"}, {"GET", "/state"}, {"POST", "/datum/commit"}, {"DELETE", "/datum/commit"},
 		{"GET", "/leader"}, {"GET", "/listeners"},
-	} {
-		ns.Add(rt.method, "/raft"+rt.path, oldRaft)
+	}
+	for _, rt := range oldRaftRoutes {
+		add(rt.method, "/raft"+rt.path, Local, secNode(), oldRaft)
+	}
+	for _, rt := range oldRaftRoutes {
 		// RaftController's second mapping, /nacos/v1/ns/raft, under the
 		// context path: outside /v1/ns/*, so no naming filter runs
-		r.Add(rt.method, "/nacos/v1/ns/raft"+rt.path, oldRaft)
+		rs = append(rs, Route{Method: rt.method, Path: "/nacos/v1/ns/raft" + rt.path, Class: Local, Handler: oldRaft})
 	}
 	for _, base := range []string{"/operator", "/ops"} {
-		ns.Get(base+"/cluster/state", h.oldRaftClusterState)
-		ns.All(base+"/server/status", h.oldServerStatus) // @RequestMapping: every method
+		add(fiber.MethodGet, base+"/cluster/state", Read, nil, h.oldRaftClusterState)
+		// @RequestMapping: every method (node-only as GET)
+		add(fiber.MethodGet, base+"/server/status", Read, secNode(), h.oldServerStatus)
+		add(MethodAll, base+"/server/status", Read, nil, h.oldServerStatus)
 	}
 	// ControllerMethodsCache registers @GetMapping("checkers") on /v1/ns/health
 	// as /v1/ns/healthcheckers: it passes DistroFilter, then Spring finds no
 	// handler (naming-v1.md §1.3).
-	ns.Get("/healthcheckers", func(c *fiber.Ctx) error {
+	add(fiber.MethodGet, "/healthcheckers", Read, nil, func(c *fiber.Ctx) error {
 		return SendSpringError(c, fiber.StatusNotFound, "No message available")
 	})
-	ns.All("/*", noSuchAPI)
+	// the rest of the node-to-node prefixes: node-only, then "no such api"
+	for _, p := range []string{"/distro/*", "/raft/*"} {
+		for _, m := range []string{fiber.MethodGet, fiber.MethodPut, fiber.MethodPost, fiber.MethodDelete} {
+			add(m, p, Local, secNode(), noSuchAPI)
+		}
+	}
+	add(MethodAll, "/*", Read, nil, noSuchAPI)
+	return rs
+}
+
+// revised runs fn behind TrafficReviseFilter.
+func (h *namingHandlers) revised(fn fiber.Handler) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		if done, err := h.trafficRevise(c); done {
+			return err
+		}
+		return fn(c)
+	}
+}
+
+// instanceClass: an instance write is CP for a persistent instance
+// (ephemeral=false, or the defaultInstanceEphemeral switch off), AP
+// otherwise.
+func (h *namingHandlers) instanceClass(c *fiber.Ctx) Class {
+	p := ParamsOf(c)
+	def := h.Registry.Switches().DefaultInstanceEphemeral
+	v, ok := p.Raw("ephemeral")
+	if ok && v != "" && !BooleanUtilsToBoolean(v) || (!ok || v == "") && !def {
+		return CP
+	}
+	return AP
+}
+
+// patchClass: a patch changes the instance it finds, persistent ones
+// through raft.
+func (h *namingHandlers) patchClass(c *fiber.Ctx) Class {
+	p := ParamsOf(c)
+	svc, err := checkedService(p)
+	if err != nil {
+		return AP // the owner answers the error
+	}
+	ip, _ := p.Raw("ip")
+	port, err := ParseJavaInt(p.Optional("port", "0"))
+	if err != nil {
+		return AP
+	}
+	cluster := p.Optional("clusterName", "")
+	if cluster == "" {
+		cluster = p.Optional("cluster", naming.DefaultCluster)
+	}
+	if h.Registry.IsPersistent(namespace(p), svc, cluster, ip, port) {
+		return CP
+	}
+	return AP
+}
+
+// metadataClass: a metadata batch touches ephemeral instances, persistent
+// ones or both (consistencyType, else the listed instances).
+func (h *namingHandlers) metadataClass(c *fiber.Ctx) Class {
+	p := ParamsOf(c)
+	switch p.Optional("consistencyType", "") {
+	case "ephemeral":
+		return AP
+	case "persist":
+		return CP
+	case "":
+	default:
+		return Read // Java logs the bad value and does nothing
+	}
+	eph, pers := naming.MetadataBatchKinds(p.Optional("instances", ""))
+	switch {
+	case eph && pers:
+		return Mixed
+	case pers:
+		return CP
+	}
+	return AP
 }
 
 // trafficRevise is TrafficReviseFilter (naming-v1.md §1.2): the
 // limitedUrlMap switch, then the server-status gate.
-func (h *namingHandlers) trafficRevise(c *fiber.Ctx) error {
+// done says the filter answered.
+func (h *namingHandlers) trafficRevise(c *fiber.Ctx) (done bool, err error) {
 	if lm := h.Registry.Switches().LimitedURLMap; len(lm.Keys) > 0 {
 		uri := string(c.Request().URI().Path()) + "?" + string(c.Request().URI().QueryString())
 		for _, k := range lm.Keys {
 			if strings.HasPrefix(uri, k) {
 				c.Status(lm.Values[k])
-				return nil
+				return true, nil
 			}
 		}
 	}
@@ -141,9 +242,9 @@ func (h *namingHandlers) trafficRevise(c *fiber.Ctx) error {
 	case status == "UP", strings.HasPrefix(userAgent(c), "Nacos-Server"),
 		status == "WRITE_ONLY" && c.Method() != fiber.MethodGet,
 		status == "READ_ONLY" && c.Method() == fiber.MethodGet:
-		return c.Next()
+		return false, nil
 	}
-	return c.Status(fiber.StatusServiceUnavailable).SendString("server is " + status + "now, please try again later!")
+	return true, c.Status(fiber.StatusServiceUnavailable).SendString("server is " + status + "now, please try again later!")
 }
 
 func noSuchAPI(c *fiber.Ctx) error {
@@ -548,7 +649,29 @@ func (h *namingHandlers) metadataBatch(del bool) fiber.Handler {
 		}
 		f := naming.MetadataBatchForm{NamespaceID: namespace(p), ServiceName: svc, Metadata: md, Delete: del,
 			ConsistencyType: p.Optional("consistencyType", ""), Instances: p.Optional("instances", "")}
-		return SendJSON(c, h.Registry.MetadataBatch(ctxOf(c), f))
+		part, leaderAnswer := PartOf(c)
+		switch part {
+		case PartEphemeral:
+			f.Only = "ephemeral"
+		case PartPersistent:
+			f.Only = "persistent"
+		}
+		updated, err := h.Registry.MetadataBatch(ctxOf(c), f)
+		if err != nil {
+			return err
+		}
+		if part == PartEphemeral { // the raft leader's half
+			var cp struct {
+				Updated []string `json:"updated"`
+			}
+			if err := json.Unmarshal(leaderAnswer, &cp); err != nil {
+				return compat.ServerError("metadata batch: the raft leader's answer: " + err.Error())
+			}
+			updated = append(updated, cp.Updated...)
+			sort.Strings(updated)
+		}
+		w := compat.NewJSON(128)
+		return SendJSON(c, w.BeginObject().Key("updated").StrList(updated).EndObject().Bytes())
 	}
 }
 

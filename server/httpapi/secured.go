@@ -11,11 +11,11 @@ import (
 	"github.com/nacosd/nacosd/server/config"
 )
 
-// secured is one @Secured annotation of Java Nacos 1.4.8: a fixed resource
+// Secured is one @Secured annotation of Java Nacos 1.4.8: a fixed resource
 // or a parser, and the action; extra adds nacosd's own checks of the objects
 // a request really touches (ids, history rows, listened keys), closing the
-// namespace escapes Java leaves open.
-type secured struct {
+// namespace escapes Java leaves open. Routes carry it (Route.Auth).
+type Secured struct {
 	action   string
 	resource string
 	parser   func(p Params) (string, error)
@@ -27,6 +27,9 @@ type secured struct {
 	node bool
 }
 
+// Writes reports whether the check is for a write (or a node-only call).
+func (s *Secured) Writes() bool { return s.action == auth.ActionWrite || s.node }
+
 // ConfigObjects is what the extra checks read of the config store.
 type ConfigObjects interface {
 	InfoByID(id int64) *config.Info
@@ -34,117 +37,32 @@ type ConfigObjects interface {
 	HistoryPrevious(id int64) *config.History
 }
 
-// securedRoutes is the @Secured table: "METHOD path" (path below the
-// context path) -> check. HEAD is checked as GET (Java's
-// ControllerMethodsCache knows no HEAD key, so there a HEAD passes
-// unchecked to the GET handler).
-func securedRoutes() map[string]secured {
-	cfgR := secured{action: auth.ActionRead, parser: configResource}
-	cfgW := secured{action: auth.ActionWrite, parser: configResource}
-	nsR := secured{action: auth.ActionRead, parser: namingResource}
-	nsW := secured{action: auth.ActionWrite, parser: namingResource}
-	fixed := func(action, res string, admin bool) secured {
-		return secured{action: action, resource: res, admin: admin}
-	}
-	node := secured{node: true}
-	m := map[string]secured{
-		"GET /v1/cs/configs":             withExtra(cfgR, configReadExtra),
-		"POST /v1/cs/configs":            withExtra(cfgW, configWriteExtra),
-		"DELETE /v1/cs/configs":          withExtra(cfgW, configDeleteExtra),
-		"GET /v1/cs/configs/catalog":     cfgR,
-		"POST /v1/cs/configs/listener":   withExtra(cfgR, listenerExtra),
-		"GET /v1/cs/configs/listener":    cfgR,
-		"GET /v1/cs/history":             withExtra(cfgR, historyExtra),
-		"GET /v1/cs/history/previous":    withExtra(cfgR, historyPreviousExtra),
-		"GET /v1/cs/ops/derby":           fixed(auth.ActionRead, "nacos/admin", false),
-		"POST /v1/cs/ops/data/removal":   fixed(auth.ActionWrite, "nacos/admin", false),
-		"POST /v1/core/ops/raft":         fixed(auth.ActionWrite, "nacos/admin", false),
-		"POST /v1/console/namespaces":    fixed(auth.ActionWrite, "console/namespaces", false),
-		"PUT /v1/console/namespaces":     fixed(auth.ActionWrite, "console/namespaces", false),
-		"DELETE /v1/console/namespaces":  fixed(auth.ActionWrite, "console/namespaces", false),
-		"GET /v1/auth/roles":             fixed(auth.ActionRead, "console/roles", true),
-		"GET /v1/auth/roles/search":      fixed(auth.ActionRead, "console/roles", true),
-		"POST /v1/auth/roles":            fixed(auth.ActionWrite, "console/roles", true),
-		"DELETE /v1/auth/roles":          fixed(auth.ActionWrite, "console/roles", true),
-		"GET /v1/auth/permissions":       fixed(auth.ActionRead, "console/permissions", true),
-		"POST /v1/auth/permissions":      fixed(auth.ActionWrite, "console/permissions", true),
-		"DELETE /v1/auth/permissions":    fixed(auth.ActionWrite, "console/permissions", true),
-		"PUT /v1/ns/cluster":             nsW,
-		"PUT /v1/ns/health":              {action: auth.ActionWrite}, // DefaultResourceParser: "resource name invalid!"
-		"PUT /v1/ns/health/instance":     {action: auth.ActionWrite},
-		"POST /v1/ns/service":            nsW,
-		"DELETE /v1/ns/service":          nsW,
-		"GET /v1/ns/service":             nsR,
-		"PUT /v1/ns/service":             nsW,
-		"GET /v1/ns/service/list":        nsR,
-		"GET /v1/ns/service/names":       nsR,
-		"GET /v1/ns/service/subscribers": nsR,
-		"GET /v1/ns/catalog/service":     nsR,
-		"GET /v1/ns/catalog/instances":   nsR,
-		"GET /v1/ns/catalog/services":    nsR,
-		// nacosd's console extensions (server/console): the config search
-		// as /v1/cs/configs, the per-IP MD5s as the listener queries plus
-		// every key asked about, the event stream as the service it watches.
-		// ui/info is open (it says whether to log in), cluster/nodes too, as
-		// /v1/core/cluster/nodes is in Java.
-		"GET /v1/console/configs":      cfgR,
-		"POST /v1/console/configs/md5": withExtra(cfgR, consoleMD5Extra),
-		"GET /v1/console/events":       nsR,
-
-		"POST /v1/core/cluster/report":            node,
-		"POST /v1/core/cluster/server/leave":      node,
-		"POST /v1/core/cluster/switch/lookup":     node,
-		"PUT /v1/core/ops/log":                    node,
-		"GET /v1/cs/communication/dataChange":     node,
-		"GET /v1/cs/communication/configWatchers": node,
-		"GET /v1/cs/communication/watcherConfigs": node,
-		"POST /v1/cs/ops/localCache":              node,
-		"PUT /v1/cs/ops/log":                      node,
-		"PUT /v1/ns/service/checksum":             node,
-		"POST /v1/ns/service/status":              node,
-		"GET /v1/ns/instance/statuses":            node,
-		"GET /v1/ns/api/statuses":                 node,
-		"GET /v1/ns/operator/server/status":       node,
-		"GET /v1/ns/ops/server/status":            node,
-		"PUT /v1/ns/operator/log":                 node,
-		"PUT /v1/ns/ops/log":                      node,
-	}
-	// nacosd's migration endpoints (migrate.go): ROLE_ADMIN only, auth on or off
-	m["POST /v1/nacosd/migrate/config"] = fixed(auth.ActionWrite, "console/migrate", true)
-	m["POST /v1/nacosd/migrate/user"] = fixed(auth.ActionWrite, "console/migrate", true)
-	m["POST /v1/nacosd/migrate/role"] = fixed(auth.ActionWrite, "console/migrate", true)
-	for _, base := range []string{"/v1/auth", "/v1/auth/users"} {
-		m["POST "+base] = fixed(auth.ActionWrite, "console/users", true)
-		m["DELETE "+base] = fixed(auth.ActionWrite, "console/users", true)
-		m["PUT "+base] = fixed(auth.ActionWrite, "console/user/password", true)
-		m["GET "+base] = fixed(auth.ActionRead, "console/users", true)
-		m["GET "+base+"/search"] = fixed(auth.ActionWrite, "console/users", true)
-	}
-	for _, base := range []string{"/v1/ns/instance", "/v1/ns/api"} {
-		for _, k := range []string{"POST ", "DELETE ", "PUT ", "PATCH "} {
-			m[k+base] = nsW
-		}
-		m["PUT "+base+"/metadata/batch"] = nsW
-		m["DELETE "+base+"/metadata/batch"] = nsW
-		m["PUT "+base+"/beat"] = nsW
-		m["GET "+base+"/list"] = nsR
-		m["GET "+base] = nsR
-	}
-	for _, base := range []string{"/v1/ns/operator", "/v1/ns/ops"} {
-		m["PUT "+base+"/switches"] = fixed(auth.ActionWrite, "naming/switches", false)
-	}
-	for _, p := range []string{"/v1/ns/distro/", "/v1/ns/raft/"} {
-		for _, mth := range []string{"GET ", "PUT ", "POST ", "DELETE "} {
-			m[mth+p+"*"] = node
-		}
-	}
-	return m
+// The @Secured specs of the routes (ConfigResourceParser,
+// NamingResourceParser, fixed resources, node-only). Each call returns a
+// fresh value.
+func secConfig(action string) *Secured { return &Secured{action: action, parser: configResource} }
+func secNaming(action string) *Secured { return &Secured{action: action, parser: namingResource} }
+func secFixed(action, res string, admin bool) *Secured {
+	return &Secured{action: action, resource: res, admin: admin}
 }
+func secNode() *Secured { return &Secured{node: true} }
 
-func withExtra(s secured, f func(c *fiber.Ctx, p Params, cfg ConfigObjects) ([]check, error)) secured {
+func withExtra(s *Secured, f func(c *fiber.Ctx, p Params, cfg ConfigObjects) ([]check, error)) *Secured {
 	s.extra = f
 	return s
 }
+
+// Specs of nacosd's console extensions (server/console): the config search
+// as /v1/cs/configs, the per-IP MD5s as the listener queries plus every
+// key asked about, the event stream as the service it watches.
+func SecuredConfigRead() *Secured { return secConfig(auth.ActionRead) }
+
+// SecuredNamingRead is the naming read check (NamingResourceParser).
+func SecuredNamingRead() *Secured { return secNaming(auth.ActionRead) }
+
+// SecuredConsoleMD5 is the check of the console's MD5 query: read on every
+// key it asks about.
+func SecuredConsoleMD5() *Secured { return withExtra(secConfig(auth.ActionRead), consoleMD5Extra) }
 
 // processNamespace is NamespaceUtil.processNamespaceParameter.
 func processNamespace(v string, present bool) string {
@@ -234,13 +152,16 @@ func errIndex(i, n int) error {
 	return &compat.Error{Status: 500, Body: "Server failed,Index " + strconv.Itoa(i) + " out of bounds for length " + strconv.Itoa(n)}
 }
 
-// SecuredRoutes lists the "METHOD path" keys of the @Secured table (paths
-// below the context path; a trailing "*" stands for any rest) with whether
-// the route writes: the attack suite sends each of them.
-func SecuredRoutes() map[string]bool {
+// SecuredRoutes lists the "METHOD path" keys of the table's @Secured
+// routes (paths below the context path; a trailing "*" stands for any
+// rest) with whether the route writes: the attack suite sends each of
+// them.
+func (t *Table) SecuredRoutes() map[string]bool {
 	out := map[string]bool{}
-	for k, s := range securedRoutes() {
-		out[k] = s.action == auth.ActionWrite || s.node
+	for _, r := range t.routes {
+		if r.Auth != nil && r.Method != MethodAll && r.Method != fiber.MethodHead {
+			out[r.Method+" "+r.Path] = r.Auth.Writes()
+		}
 	}
 	return out
 }

@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -20,87 +19,6 @@ const principalKey = "nacosd.auth.principal"
 func PrincipalOf(c *fiber.Ctx) (auth.Principal, bool) {
 	p, ok := c.Locals(principalKey).(auth.Principal)
 	return p, ok
-}
-
-// Secured is Java's AuthFilter as one fiber middleware, registered before
-// every route: it looks the request up in the @Secured table by method and
-// the same path the router matches (raw path, trailing slashes dropped, as
-// fiber does with StrictRouting off), so no spelling of a path reaches a
-// handler without its check. objs may be nil (no per-object checks).
-//
-// With auth enabled: a request carrying this node's server identity passes
-// (node-to-node); a @Secured route needs a token (Bearer header, then the
-// accessToken parameter, then username/password) whose user holds the
-// action on the parsed resource; node-only routes need the identity or an
-// admin. User-Agent is never looked at. With auth off only the user, role
-// and permission endpoints are checked (ROLE_ADMIN).
-func Secured(a *auth.Service, contextPath string, objs ConfigObjects) fiber.Handler {
-	table := securedRoutes()
-	if contextPath == "/" {
-		contextPath = ""
-	}
-	return func(c *fiber.Ctx) error {
-		node := false
-		if a.Enabled() {
-			hdr := func(k string) string { return string(c.Request().Header.Peek(k)) }
-			node = a.Identity().Verify(hdr)
-			if !node && len(c.Request().Header.Peek(HeaderForwarded)) > 0 {
-				// only a node may say a request was forwarded by a node (that
-				// skips DistroFilter and the leader's own forwarding)
-				c.Request().Header.Del(HeaderForwarded)
-			}
-		}
-		var buf [128]byte
-		key, ok := appendRouteKey(buf[:0], c, contextPath)
-		if !ok {
-			return c.Next()
-		}
-		s, ok := table[string(key)] // no allocation for the lookup
-		if !ok && (bytes.Contains(key, []byte(" /v1/ns/distro/")) || bytes.Contains(key, []byte(" /v1/ns/raft/"))) {
-			s, ok = lookupSecured(table, string(key))
-		}
-		if !ok || !a.Enabled() && !s.admin || node {
-			return c.Next()
-		}
-		p := ParamsOf(c)
-		creds := credentialsOf(c, p)
-		if s.node {
-			pr, err := a.Authenticate(creds)
-			if err == nil && !pr.GlobalAdmin {
-				err = auth.ErrNotNode
-			}
-			if err != nil {
-				return deny(c, err)
-			}
-			c.Locals(principalKey, pr)
-			return c.Next()
-		}
-		resource := s.resource
-		if s.parser != nil {
-			r, err := s.parser(p)
-			if err != nil {
-				return deny(c, err)
-			}
-			resource = r
-		}
-		pr, err := a.Check(resource, s.action, creds)
-		if err != nil {
-			return deny(c, err)
-		}
-		if s.extra != nil && objs != nil {
-			checks, err := s.extra(c, p, objs)
-			if err != nil {
-				return deny(c, err)
-			}
-			for _, ch := range checks {
-				if !a.HasPermission(pr.Username, ch.resource, ch.action) {
-					return deny(c, auth.ErrForbidden)
-				}
-			}
-		}
-		c.Locals(principalKey, pr)
-		return c.Next()
-	}
 }
 
 // appendRouteKey appends "METHOD path" below the context path to dst, with
@@ -124,21 +42,6 @@ func appendRouteKey(dst []byte, c *fiber.Ctx, contextPath string) ([]byte, bool)
 	dst = append(dst, m...)
 	dst = append(dst, ' ')
 	return append(dst, path...), true
-}
-
-func lookupSecured(table map[string]secured, key string) (secured, bool) {
-	if s, ok := table[key]; ok {
-		return s, true
-	}
-	// prefix entries "METHOD /v1/ns/distro/*"
-	m, path, _ := strings.Cut(key, " ")
-	for _, pre := range []string{"/v1/ns/distro/", "/v1/ns/raft/"} {
-		if strings.HasPrefix(path, pre) {
-			s, ok := table[m+" "+pre+"*"]
-			return s, ok
-		}
-	}
-	return secured{}, false
 }
 
 // credentialsOf is NacosAuthManager.resolveToken's input.

@@ -2,6 +2,7 @@ package naming
 
 import (
 	"context"
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -80,8 +81,13 @@ func TestNullMetadataAsJava(t *testing.T) {
 		t.Fatalf("list: %s", s)
 	}
 	batch := func(md map[string]string, del bool, ct string) string {
-		return string(e.reg.MetadataBatch(ctx, MetadataBatchForm{NamespaceID: DefaultNamespace, ServiceName: svc,
-			ConsistencyType: ct, Metadata: md, Delete: del}))
+		updated, err := e.reg.MetadataBatch(ctx, MetadataBatchForm{NamespaceID: DefaultNamespace, ServiceName: svc,
+			ConsistencyType: ct, Metadata: md, Delete: del})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(map[string][]string{"updated": updated})
+		return string(b)
 	}
 	for _, c := range []struct {
 		md   map[string]string

@@ -549,6 +549,27 @@ func (r *Registry) findInstance(ns, grouped, cluster, ip string, port int) *Inst
 	return s.ephemeral[string(key)]
 }
 
+// IsPersistent reports whether the instance at cluster/ip/port that Patch
+// would change is persistent (the edge sends writes of persistent
+// instances to the raft leader).
+func (r *Registry) IsPersistent(ns, grouped, cluster, ip string, port int) bool {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return false
+	}
+	at := func(list map[string]*Instance) bool {
+		for _, in := range list {
+			if in.ClusterName == cluster && in.IP == ip && in.Port == port {
+				return true
+			}
+		}
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return at(s.persistent) && !at(s.ephemeral) // Patch takes an ephemeral match last
+}
+
 // HasInstance reports whether ip:port is registered in the cluster (either
 // kind), as ServiceManager.getInstance finds it.
 func (r *Registry) HasInstance(ns, grouped, cluster, ip string, port int) bool {

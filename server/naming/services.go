@@ -478,24 +478,45 @@ type MetadataBatchForm struct {
 	NamespaceID, ServiceName, ConsistencyType, Instances string
 	Metadata                                             map[string]string
 	Delete                                               bool
+	// Only limits the batch to one half: "ephemeral" (the Distro owner's,
+	// once the raft leader ran the other) or "persistent" (the raft
+	// leader's); "" runs both.
+	Only string
 }
 
-// MetadataBatch merges or removes metadata keys; errors yield an empty list.
-func (r *Registry) MetadataBatch(ctx context.Context, f MetadataBatchForm) []byte {
-	updated := r.metadataBatch(ctx, f)
-	w := compat.NewJSON(128)
-	return w.BeginObject().Key("updated").StrList(updated).EndObject().Bytes()
+// MetadataBatchKinds reports whether a batch's instance list (the
+// instances parameter) names ephemeral instances, persistent ones, or
+// both; an unreadable list names neither (the batch then does nothing).
+func MetadataBatchKinds(instances string) (ephemeral, persistent bool) {
+	var raw []struct {
+		Ephemeral *bool `json:"ephemeral"`
+	}
+	if err := json.Unmarshal([]byte(instances), &raw); err != nil {
+		return false, false
+	}
+	for _, in := range raw {
+		if in.Ephemeral == nil || *in.Ephemeral {
+			ephemeral = true
+		} else {
+			persistent = true
+		}
+	}
+	return ephemeral, persistent
 }
 
-func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []string {
+// MetadataBatch merges or removes metadata keys and returns the updated
+// instances ("ip:port:cluster:ephemeral|persist", sorted). Java answers an
+// empty list for a request it cannot apply; an error is the CP write's
+// (the raft leader could not take it).
+func (r *Registry) MetadataBatch(ctx context.Context, f MetadataBatchForm) ([]string, error) {
 	// metadata=null: Java's putAll(null) / null.keySet() throws, and the
 	// batch answers an empty list.
 	if f.Metadata == nil || CheckServiceNameFormat(f.ServiceName) != nil {
-		return []string{}
+		return []string{}, nil
 	}
 	s := r.service(f.NamespaceID, f.ServiceName)
 	if s == nil {
-		return []string{}
+		return []string{}, nil
 	}
 	type target struct {
 		ip, cluster string
@@ -506,7 +527,7 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 	case "ephemeral", "persist":
 	case "": // the listed instances
 	default: // Java logs "services.all value is illegal" and does nothing
-		return []string{}
+		return []string{}, nil
 	}
 	if f.ConsistencyType == "" {
 		var raw []struct {
@@ -516,7 +537,7 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 			Ephemeral   *bool  `json:"ephemeral"`
 		}
 		if err := json.Unmarshal([]byte(f.Instances), &raw); err != nil {
-			return []string{}
+			return []string{}, nil
 		}
 		listed = map[bool][]target{}
 		for _, in := range raw {
@@ -567,7 +588,7 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 	}
 	// ephemeral: in memory
 	s.mu.Lock()
-	ephOK := true
+	ephOK := f.Only != "persistent"
 	for _, in := range s.ephemeral {
 		if matches(in, true) && throws(in) {
 			ephOK = false
@@ -587,6 +608,11 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 	s.mu.Unlock()
 	if len(updated) > 0 {
 		r.changed(f.NamespaceID, f.ServiceName)
+		r.ephemeralChanged(f.NamespaceID, f.ServiceName)
+	}
+	if f.Only == "ephemeral" {
+		sort.Strings(updated)
+		return updated, nil
 	}
 	var persisted []string
 	err := r.writePersistent(ctx, f.NamespaceID, f.ServiceName, func(_ *Service, list map[string]*Instance) error {
@@ -604,11 +630,16 @@ func (r *Registry) metadataBatch(ctx context.Context, f MetadataBatchForm) []str
 		}
 		return nil
 	})
-	if err == nil {
+	switch {
+	case err == nil:
 		updated = append(updated, persisted...)
+	case !errors.Is(err, errNothing):
+		// never answer "updated" for a write raft did not take (a
+		// follower's swallowed not-leader error: issue 23)
+		return nil, err
 	}
 	sort.Strings(updated)
-	return updated
+	return updated, nil
 }
 
 var errNothing = compat.ServerError("nothing to update")

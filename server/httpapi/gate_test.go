@@ -1,0 +1,248 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/nacosd/nacosd/raftstore"
+)
+
+// fakeRaft is a node's view of raft: the leader it knows, whether it is
+// the leader, and its applied index.
+type fakeRaft struct {
+	mu      sync.Mutex
+	self    string
+	leader  string
+	applied uint64
+	waited  []uint64
+}
+
+func (f *fakeRaft) IsLeader() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leader == f.self
+}
+
+func (f *fakeRaft) AppliedIndex() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.applied
+}
+
+func (f *fakeRaft) WaitApplied(_ context.Context, i uint64) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.waited = append(f.waited, i)
+	if i > f.applied {
+		f.applied = i
+	}
+	return nil
+}
+
+func (f *fakeRaft) LeaderID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leader
+}
+
+func (f *fakeRaft) set(l string) {
+	f.mu.Lock()
+	f.leader = l
+	f.mu.Unlock()
+}
+
+// gateApp is one node: the gate over a one-route table whose handler
+// records that it ran.
+func gateApp(t *testing.T, st *fakeRaft, class Class, fwd ForwardFunc, handler fiber.Handler) *fiber.App {
+	t.Helper()
+	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: class, Handler: handler}})
+	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
+	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: fwd, Self: st.self}))
+	table.Mount(app.Group("/nacos"))
+	return app
+}
+
+func post(t *testing.T, app *fiber.App, header map[string]string) (*http.Response, string) {
+	t.Helper()
+	req := httptest.NewRequest("POST", "/nacos/v1/cs/configs", nil)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := app.Test(req, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// TestGateForwardsCPWriteBeforeItsHandler is issue 23's second defect: a
+// handler that maps the not-leader error (stopBeta, the metadata batch)
+// answered 200 on a follower and wrote nothing. A CP route on a follower
+// now goes to the leader before any handler runs, and is answered after
+// this node applied the leader's index.
+func TestGateForwardsCPWriteBeforeItsHandler(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "A"}
+	ran := false
+	var calls []string
+	fwd := func(_ context.Context, addr, _, _ string, h http.Header, _ []byte) (int, http.Header, []byte, error) {
+		calls = append(calls, addr+" "+h.Get(HeaderForwarded))
+		return 200, http.Header{HeaderApplied: {"42"}}, []byte("true"), nil
+	}
+	app := gateApp(t, st, CP, fwd, func(c *fiber.Ctx) error {
+		ran = true
+		return c.SendString(`{"code":500,"message":"remove beta data error","data":false}`) // swallows the write
+	})
+	resp, body := post(t, app, nil)
+	if ran || resp.StatusCode != 200 || body != "true" || strings.Join(calls, ",") != "A C" {
+		t.Fatalf("handler ran %v; answer %d %q; forwards %v", ran, resp.StatusCode, body, calls)
+	}
+	if fmt.Sprint(st.waited) != "[42]" {
+		t.Fatalf("answered before applying the leader's index: waited for %v", st.waited)
+	}
+	// the same route on the leader runs here
+	st.set("C")
+	if _, body := post(t, app, nil); !ran || body == "true" {
+		t.Fatalf("the leader did not run the handler: %q", body)
+	}
+}
+
+// TestGateWaitsForTheNextLeader is issue 23's fifth defect: right after the
+// leader is killed a follower still knows it as leader; a refused
+// connection (the write was not delivered) now waits for the next leader
+// instead of failing in 0 ms.
+func TestGateWaitsForTheNextLeader(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "A"}
+	var calls []string
+	fwd := func(_ context.Context, addr, _, _ string, _ http.Header, _ []byte) (int, http.Header, []byte, error) {
+		calls = append(calls, addr)
+		if addr == "A" {
+			go st.set("B") // the election ends a moment later
+			return 0, nil, nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
+		}
+		return 200, http.Header{}, []byte("ok"), nil
+	}
+	app := gateApp(t, st, CP, fwd, func(*fiber.Ctx) error { t.Error("a follower ran a CP handler"); return nil })
+	if _, body := post(t, app, nil); body != "ok" || strings.Join(calls, ",") != "A,B" {
+		t.Fatalf("answer %q after forwards to %v", body, calls)
+	}
+}
+
+// TestGateForwardFollowsMovedLeadership: a write forwarded to a node that
+// lost the leadership before the write reached it (its answer says nothing
+// was written) goes once more, to the new leader; a no-leader answer
+// without that mark (the outcome is unknown) is relayed as it is, and so
+// is a transport error after the request left.
+func TestGateForwardFollowsMovedLeadership(t *testing.T) {
+	const noLeaderBody = "caused: The Raft Group [nacos_config] did not find the Leader node;"
+	for _, tc := range []struct {
+		name      string
+		notLeader bool
+		lost      bool
+		want      string
+		calls     string
+	}{
+		{"moved before the write", true, false, "ok", "A,B"},
+		{"outcome unknown", false, false, noLeaderBody, "A"},
+		{"connection lost after sending", false, true, noLeaderBody, "A"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &fakeRaft{self: "C", leader: "A"}
+			var calls []string
+			fwd := func(_ context.Context, addr, _, _ string, _ http.Header, _ []byte) (int, http.Header, []byte, error) {
+				calls = append(calls, addr)
+				if addr == "A" {
+					st.set("B") // the election ends while A answers
+					if tc.lost {
+						return 0, nil, nil, io.ErrUnexpectedEOF
+					}
+					h := http.Header{}
+					if tc.notLeader {
+						h.Set(HeaderNotLeader, "true")
+					}
+					return 500, h, []byte(noLeaderBody), nil
+				}
+				return 200, http.Header{}, []byte("ok"), nil
+			}
+			app := gateApp(t, st, CP, fwd, func(*fiber.Ctx) error { return nil })
+			if _, body := post(t, app, nil); body != tc.want || strings.Join(calls, ",") != tc.calls {
+				t.Fatalf("answer %q after forwards to %v", body, calls)
+			}
+		})
+	}
+}
+
+// TestGateForwardedRefusalIsMarked: a forwarded write that reaches a node
+// which is no longer the leader is refused with HeaderNotLeader, never
+// forwarded again.
+func TestGateForwardedRefusalIsMarked(t *testing.T) {
+	st := &fakeRaft{self: "A", leader: "A"}
+	fwd := func(context.Context, string, string, string, http.Header, []byte) (int, http.Header, []byte, error) {
+		t.Fatal("a forwarded write is not forwarded again")
+		return 0, nil, nil, nil
+	}
+	app := gateApp(t, st, CP, fwd, func(*fiber.Ctx) error { return &raftstore.NotLeaderError{LeaderID: "B"} })
+	resp, _ := post(t, app, map[string]string{HeaderForwarded: "C"})
+	if resp.StatusCode != 500 || resp.Header.Get(HeaderNotLeader) == "" {
+		t.Fatalf("%d %v", resp.StatusCode, resp.Header)
+	}
+	// a write that succeeds tells the follower the index to wait for
+	st.applied = 7
+	app = gateApp(t, st, CP, fwd, func(c *fiber.Ctx) error { return c.SendString("true") })
+	if resp, _ := post(t, app, map[string]string{HeaderForwarded: "C"}); resp.Header.Get(HeaderApplied) != "7" {
+		t.Fatalf("applied header %q", resp.Header.Get(HeaderApplied))
+	}
+}
+
+// TestGateCountsUndeclaredWrites: a route the table does not declare CP
+// whose handler reaches raft on a follower is still forwarded, and
+// counted: the route test of the cluster fails on it.
+func TestGateCountsUndeclaredWrites(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "A"}
+	fwd := func(context.Context, string, string, string, http.Header, []byte) (int, http.Header, []byte, error) {
+		return 200, http.Header{}, []byte("ok"), nil
+	}
+	stats := &GateStats{}
+	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: Read,
+		Handler: func(*fiber.Ctx) error { return &raftstore.NotLeaderError{LeaderID: "A"} }}})
+	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
+	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: fwd, Self: "C", Stats: stats}))
+	table.Mount(app.Group("/nacos"))
+	if _, body := post(t, app, nil); body != "ok" || stats.Undeclared.Load() != 1 {
+		t.Fatalf("answer %q, undeclared %d", body, stats.Undeclared.Load())
+	}
+}
+
+// TestGateMixedRunsTheCPHalfOnTheLeader: a Mixed write on a follower that
+// owns the service: the leader runs the persistent half first, then the
+// handler runs the ephemeral half here with the leader's answer.
+func TestGateMixedRunsTheCPHalfOnTheLeader(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "A"}
+	var part string
+	fwd := func(_ context.Context, _, _, _ string, h http.Header, _ []byte) (int, http.Header, []byte, error) {
+		part = h.Get(HeaderPart)
+		return 200, http.Header{HeaderApplied: {"5"}}, []byte(`{"updated":["p"]}`), nil
+	}
+	app := gateApp(t, st, Mixed, fwd, func(c *fiber.Ctx) error {
+		p, answer := PartOf(c)
+		return c.SendString(fmt.Sprintf("%d %s", p, answer))
+	})
+	if _, body := post(t, app, nil); part != "persistent" || body != fmt.Sprintf(`%d {"updated":["p"]}`, PartEphemeral) {
+		t.Fatalf("part header %q, handler saw %q", part, body)
+	}
+	// on the leader, a forwarded Mixed write runs its persistent half only
+	st.set("C")
+	if _, body := post(t, app, map[string]string{HeaderForwarded: "B", HeaderPart: "persistent"}); body != fmt.Sprintf("%d ", PartPersistent) {
+		t.Fatalf("leader's handler saw %q", body)
+	}
+}

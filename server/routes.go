@@ -1,0 +1,54 @@
+package server
+
+import (
+	"log/slog"
+
+	"github.com/valyala/fasthttp"
+
+	"github.com/nacosd/nacosd/server/console"
+	"github.com/nacosd/nacosd/server/httpapi"
+	"github.com/nacosd/nacosd/server/naming"
+)
+
+// routeTable is the node's route table, in mounting order: every HTTP
+// route with its class (read, AP write, CP write) and @Secured check.
+// Mounting, the auth checks and the forwarding of writes all read it;
+// conformance/routes.txt is checked against it (routes_test.go).
+func (s *Server) routeTable(port int, reg *naming.Registry) (*httpapi.Table, error) {
+	var fast *fasthttp.Server
+	if s.app != nil {
+		fast = s.app.Server()
+	}
+	return httpapi.NewTable(
+		httpapi.CoreRoutes(s, s),
+		httpapi.ActuatorRoutes(s.actuator()),
+		httpapi.MigrateRoutes(s.config, s.auth),
+		// held long polls leave fasthttp until answered (server/httpapi/held.go)
+		httpapi.ConfigRoutes(httpapi.ConfigDeps{Service: s.config, Logger: s.log.With("component", "config"), Server: fast}),
+		httpapi.AuthRoutes(s.auth),
+		httpapi.NamingRoutes(httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
+			Status: s.status, SysLoad: sysLoad, Distro: s.distroDeps()}),
+		console.Routes(console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
+			Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")}),
+	)
+}
+
+// RouteTable is the route table of a node, built without starting one:
+// for tests and tools that list the routes (the attack suite sends every
+// @Secured route). Its handlers are not to be called.
+func RouteTable() (*httpapi.Table, error) {
+	s := &Server{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler)}
+	return s.routeTable(0, nil)
+}
+
+// distroDeps are what DistroFilter and the /v1/ns/distro endpoints need.
+func (s *Server) distroDeps() httpapi.DistroDeps {
+	d := httpapi.DistroDeps{Standalone: s.cfg.Standalone, HasMember: s.HasMember, Proxy: s.distroProxy}
+	if s.distro != nil { // a nil *distro.Distro must stay a nil interface
+		d.Distro = s.distro
+	}
+	if s.members != nil {
+		d.Self = s.members.SelfAddress()
+	}
+	return d
+}
