@@ -33,9 +33,18 @@ func (s *Server) routeTable(port int, reg *naming.Registry) (*httpapi.Table, err
 	)
 }
 
+// Routes is the node's route table.
+func (s *Server) Routes() *httpapi.Table { return s.routes }
+
+// GateStats are the counters of the node's gate: writes forwarded to the
+// raft leader, writes of routes not declared CP.
+func (s *Server) GateStats() *httpapi.GateStats { return &s.gateStats }
+
 // RouteTable is the route table of a node, built without starting one:
 // for tests and tools that list the routes (the attack suite sends every
-// @Secured route). Its handlers are not to be called.
+// @Secured route). Its handlers are not to be called, and it lacks the
+// Distro endpoints a started node mounts (their "/v1/ns/distro/*" check is
+// there).
 func RouteTable() (*httpapi.Table, error) {
 	s := &Server{cfg: DefaultConfig(), log: slog.New(slog.DiscardHandler)}
 	return s.routeTable(0, nil)

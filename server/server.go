@@ -241,6 +241,7 @@ type Server struct {
 	distro       *distro.Distro   // AP protocol (the replicator in cluster mode)
 	clusterTasks *clock.Schedules
 	gateStats    httpapi.GateStats // writes forwarded, undeclared writes
+	routes       *httpapi.Table
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
 }
@@ -465,6 +466,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
+	s.routes = table
 	s.app.Use(httpapi.Gate(httpapi.GateDeps{Table: table, ContextPath: s.cfg.ContextPath, Auth: s.auth, Objects: s.config,
 		Raft: s.store, Forward: s.forwardToLeader, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
 		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}))

@@ -64,13 +64,9 @@ func ConfigRoutes(d ConfigDeps) []Route {
 		route(fiber.MethodGet, "/v1/cs/ops/derby", Read, secFixed(auth.ActionRead, "nacos/admin", false), w(h.derby)),
 	}, w(methodNotSupported))
 	// omitted (conformance/routes.txt), but checked as Java checks it
-	routes = append(routes, route(fiber.MethodPost, "/v1/cs/ops/data/removal", Local, secFixed(auth.ActionWrite, "nacos/admin", false), unrouted))
+	routes = append(routes, unserved(fiber.MethodPost, "/v1/cs/ops/data/removal", Local, secFixed(auth.ActionWrite, "nacos/admin", false)))
 	return append(routes, namespaceRoutes(s, log)...)
 }
-
-// unrouted passes a request on as if no route matched (a path nacosd does
-// not serve but whose @Secured check Java runs).
-func unrouted(c *fiber.Ctx) error { return c.Next() }
 
 type configHandlers struct {
 	s    *config.Service

@@ -80,7 +80,7 @@ func CoreRoutes(cl Cluster, mb Membership) []Route {
 	}
 	// omitted (conformance/routes.txt: JRaft operations), but checked as
 	// Java checks it
-	return append(out, route(fiber.MethodPost, "/v1/core/ops/raft", Local, secFixed(auth.ActionWrite, "nacos/admin", false), unrouted))
+	return append(out, unserved(fiber.MethodPost, "/v1/core/ops/raft", Local, secFixed(auth.ActionWrite, "nacos/admin", false)))
 }
 
 // opsLog is PUT .../ops/log (CoreOpsController, ConfigOpsController,

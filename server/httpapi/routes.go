@@ -66,6 +66,9 @@ type Route struct {
 	// writes (naming's TrafficReviseFilter); done says it answered.
 	Filter  func(c *fiber.Ctx) (done bool, err error)
 	Handler fiber.Handler
+	// Unserved marks a path nacosd does not serve whose @Secured check
+	// Java runs: checked, then answered as an unknown path.
+	Unserved bool
 }
 
 // classOf is the class of one request on the route.
@@ -164,7 +167,16 @@ func (t *Table) Lookup(method, path string) *Route {
 	return t.lookup(method + " " + path)
 }
 
-// get, getHead, … build routes of a handler group.
+// unserved is the route of a path nacosd does not serve but whose
+// @Secured check Java runs (conformance/routes.txt: omitted).
+func unserved(method, path string, class Class, auth *Secured) Route {
+	return Route{Method: method, Path: path, Class: class, Auth: auth, Handler: unrouted, Unserved: true}
+}
+
+// unrouted passes a request on as if no route matched.
+func unrouted(c *fiber.Ctx) error { return c.Next() }
+
+// route builds a route of a handler group.
 func route(method, path string, class Class, auth *Secured, h fiber.Handler) Route {
 	return Route{Method: method, Path: path, Class: class, Auth: auth, Handler: h}
 }
