@@ -152,16 +152,29 @@ func (s *Service) Identity() Identity {
 // the raft leader can write; followers get raftstore.ErrNotLeader, which the
 // caller may ignore.
 func (s *Service) Bootstrap(ctx context.Context) error {
-	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); ok {
+	if s.Initialized() {
 		return nil
 	}
 	now := s.now()
 	b := batch{}
-	b.absent(bucketMeta, "init")
-	b.put(bucketMeta, "init", []byte{recordVersion, '1'})
-	if _, ok := s.cfg.Store.Get(bucketUser, DefaultUser); !ok {
-		b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: defaultUserHash, Created: now}))
-		b.put(bucketRole, roleKey(GlobalAdminRole, DefaultUser), encodeRecord(rowRecord{Created: now}))
+	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); !ok {
+		b.absent(bucketMeta, "init")
+		b.put(bucketMeta, "init", []byte{recordVersion, '1'})
+		if _, ok := s.cfg.Store.Get(bucketUser, DefaultUser); !ok {
+			b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: defaultUserHash, Created: now}))
+			b.put(bucketRole, roleKey(GlobalAdminRole, DefaultUser), encodeRecord(rowRecord{Created: now}))
+		}
+	}
+	if s.cfg.Settings.TokenSecret == "" {
+		if _, ok := s.cfg.Store.Get(bucketMeta, clusterKeyKey); !ok {
+			key := make([]byte, 1+32)
+			key[0] = recordVersion
+			if _, err := rand.Read(key[1:]); err != nil {
+				return fmt.Errorf("auth: cluster token key: %w", err)
+			}
+			b.absent(bucketMeta, clusterKeyKey)
+			b.put(bucketMeta, clusterKeyKey, key)
+		}
 	}
 	if err := s.apply(ctx, b); err != nil && !errors.Is(err, errCond) {
 		return fmt.Errorf("auth: write built-in user: %w", err)
@@ -177,8 +190,34 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 // Initialized reports whether the built-in user was written (by this node
 // or any other: the record is replicated).
 func (s *Service) Initialized() bool {
-	_, ok := s.cfg.Store.Get(bucketMeta, "init")
-	return ok
+	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); !ok {
+		return false
+	}
+	if s.cfg.Settings.TokenSecret == "" {
+		_, ok := s.cfg.Store.Get(bucketMeta, clusterKeyKey)
+		return ok
+	}
+	return true
+}
+
+// clusterKeyKey is bucketMeta's cluster token key: with no secret
+// configured (auth off), the HMAC key of every member's tokens, so that a
+// token issued by one member holds on the others (a user-management call
+// with auth off is checked as ROLE_ADMIN, and a follower forwards it to
+// the raft leader with the caller's token).
+const clusterKeyKey = "tokenkey"
+
+// tokens mints and verifies with the configured secret, else the cluster
+// key once it is known, else this process's random key.
+func (s *Service) tokens() tokens {
+	if s.cfg.Settings.TokenSecret == "" {
+		if r, ok := s.cfg.Store.Get(bucketMeta, clusterKeyKey); ok && len(r.Value) == 33 && r.Value[0] == recordVersion {
+			t := s.tok
+			t.key = r.Value[1:]
+			return t
+		}
+	}
+	return s.tok
 }
 
 // LoginResult is a successful login.
@@ -234,9 +273,9 @@ func (s *Service) Authenticate(c Credentials) (Principal, error) {
 		if err := s.checkPassword(c.Username, c.Password, c.Source); err != nil {
 			return Principal{}, err
 		}
-		tok = s.tok.mint(c.Username)
+		tok = s.tokens().mint(c.Username)
 	}
-	sub, err := s.tok.verify(tok)
+	sub, err := s.tokens().verify(tok)
 	if err != nil {
 		return Principal{}, err
 	}
@@ -257,7 +296,7 @@ func (s *Service) Login(c Credentials) (LoginResult, error) {
 }
 
 // Token mints a token for user (tests, tools).
-func (s *Service) Token(user string) string { return s.tok.mint(user) }
+func (s *Service) Token(user string) string { return s.tokens().mint(user) }
 
 func hasRole(roles []RoleInfo, role string) bool {
 	for _, r := range roles {
