@@ -700,6 +700,10 @@ func (s *Store) LeaderID() string {
 	return string(id)
 }
 
+// Term is the current raft term (a new leader, even the same node
+// elected again, has a newer term).
+func (s *Store) Term() uint64 { return s.raft.CurrentTerm() }
+
 // Addr returns this node's raft address as peers know it: the bound
 // address, unless Config.AdvertiseAddr is set.
 func (s *Store) Addr() string { return string(s.trans.LocalAddr()) }

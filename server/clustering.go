@@ -18,6 +18,7 @@ import (
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/cluster"
 	"github.com/nacosd/nacosd/server/console"
+	"github.com/nacosd/nacosd/server/console/live"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
 )
@@ -99,6 +100,21 @@ func (s *Server) buildDistro(store *distroStore) error {
 	s.distro = d
 	s.members.Subscribe(d.MembersChanged)
 	return nil
+}
+
+// consumeChanges subscribes the consumers of the registry's change
+// stream: UDP push to the subscribers of the service, the console's event
+// streams and, for a list this node changed as its owner, Distro. Each
+// call only marks the service and returns (push and Distro coalesce).
+func (s *Server) consumeChanges(reg *naming.Registry) {
+	ship := !s.cfg.Standalone && s.distro != nil
+	reg.Changes().Subscribe(func(c naming.Change) {
+		s.push.ServiceChanged(c.NamespaceID, c.Service)
+		s.hub.Publish(live.Event{Namespace: c.NamespaceID, Service: c.Service})
+		if ship && c.Ships() {
+			s.distro.EphemeralChanged(c.NamespaceID, c.Service)
+		}
+	})
 }
 
 // startClusterLoops starts the reports, the cluster.conf watch, Distro and

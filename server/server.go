@@ -387,7 +387,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 
 	nc := s.cfg.Naming
 	s.hub = live.NewHub()
-	nc.Store, nc.Pusher = s.store, s.hub.Tee(s.push)
+	nc.Store, nc.Pusher = s.store, s.push
 	ds := &distroStore{}
 	if err := s.buildDistro(ds); err != nil {
 		return err
@@ -415,6 +415,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.registry = reg
 	ds.reg = reg
 	regp.Store(reg)
+	s.consumeChanges(reg)
 
 	headerTimeout := s.cfg.HeaderTimeout
 	if headerTimeout <= 0 {

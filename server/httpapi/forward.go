@@ -36,6 +36,7 @@ const (
 type RaftState interface {
 	IsLeader() bool
 	LeaderID() string
+	Term() uint64
 	AppliedIndex() uint64
 	WaitApplied(ctx context.Context, index uint64) error
 }
@@ -87,11 +88,11 @@ func (g *gate) forward(c *fiber.Ctx, part string) error {
 		header.Set("X-Forwarded-For", c.Context().RemoteIP().String())
 	}
 	uri := string(req.URI().RequestURI())
-	failed := "" // the leader that could not take the write
+	failed, failedTerm := "", uint64(0) // the leader that could not take the write, in its term
 	for attempt := 0; ; attempt++ {
 		leader := g.Raft.LeaderID()
-		if leader == "" || leader == failed {
-			leader = waitOtherLeader(ctx, g.Raft, failed)
+		if leader == "" || leader == failed && g.Raft.Term() <= failedTerm {
+			leader = waitOtherLeader(ctx, g.Raft, failed, failedTerm)
 		}
 		if leader == "" {
 			g.Logger.Warn("no raft leader for a write", "path", c.Path(), "waited", electionWait)
@@ -111,14 +112,14 @@ func (g *gate) forward(c *fiber.Ctx, part string) error {
 				// the leader is gone (killed: connection refused): the
 				// write was not delivered; wait for the next leader
 				g.Logger.Info("raft leader unreachable; waiting for the next one", "leader", leader, "err", err)
-				failed = leader
+				failed, failedTerm = leader, g.Raft.Term()
 				continue
 			}
 			g.Logger.Warn("write forward to the raft leader failed; outcome unknown", "leader", leader, "path", c.Path(), "err", err)
 			return noLeader(c)
 		}
 		if rh.Get(HeaderNotLeader) != "" && attempt < 5 && ctx.Err() == nil {
-			failed = leader // nothing was written there
+			failed, failedTerm = leader, g.Raft.Term() // nothing was written there
 			continue
 		}
 		if err := g.catchUp(ctx, rh, leader); err != nil {
@@ -166,15 +167,16 @@ func notSent(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial" || errors.Is(err, syscall.ECONNREFUSED)
 }
 
-// waitOtherLeader waits up to electionWait for a leader other than old
-// and returns its ID ("" if none came).
-func waitOtherLeader(ctx context.Context, st RaftState, old string) string {
+// waitOtherLeader waits up to electionWait for a leader other than old,
+// or old elected again in a term after oldTerm, and returns its ID (""
+// if none came).
+func waitOtherLeader(ctx context.Context, st RaftState, old string, oldTerm uint64) string {
 	ctx, cancel := context.WithTimeout(ctx, electionWait)
 	defer cancel()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		if l := st.LeaderID(); l != "" && l != old {
+		if l := st.LeaderID(); l != "" && (l != old || st.Term() > oldTerm) {
 			return l
 		}
 		select {

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -23,8 +24,15 @@ type fakeRaft struct {
 	mu      sync.Mutex
 	self    string
 	leader  string
+	term    uint64
 	applied uint64
 	waited  []uint64
+}
+
+func (f *fakeRaft) Term() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.term
 }
 
 func (f *fakeRaft) IsLeader() bool {
@@ -58,6 +66,7 @@ func (f *fakeRaft) LeaderID() string {
 func (f *fakeRaft) set(l string) {
 	f.mu.Lock()
 	f.leader = l
+	f.term++
 	f.mu.Unlock()
 }
 
@@ -135,6 +144,30 @@ func TestGateWaitsForTheNextLeader(t *testing.T) {
 	app := gateApp(t, st, CP, fwd, func(*fiber.Ctx) error { t.Error("a follower ran a CP handler"); return nil })
 	if _, body := post(t, app, nil); body != "ok" || strings.Join(calls, ",") != "A,B" {
 		t.Fatalf("answer %q after forwards to %v", body, calls)
+	}
+}
+
+// TestGateForwardFollowsLeaderReelected: the leader that refused a write
+// (it stepped down a moment) can be elected again: the write goes to it in
+// its new term instead of waiting for another leader that never comes.
+func TestGateForwardFollowsLeaderReelected(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "A"}
+	calls := 0
+	fwd := func(_ context.Context, addr, _, _ string, _ http.Header, _ []byte) (int, http.Header, []byte, error) {
+		calls++
+		if calls == 1 {
+			go st.set("A") // A steps down and wins the next election
+			return 500, http.Header{HeaderNotLeader: {"true"}}, nil, nil
+		}
+		return 200, http.Header{}, []byte("ok"), nil
+	}
+	app := gateApp(t, st, CP, fwd, func(*fiber.Ctx) error { return nil })
+	start := time.Now()
+	if _, body := post(t, app, nil); body != "ok" || calls != 2 {
+		t.Fatalf("answer %q after %d forwards", body, calls)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Fatalf("waited %v for a leader other than the re-elected one", d)
 	}
 }
 

@@ -59,7 +59,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	if b.recovered {
 		ns, svc := strings.Clone(f.NamespaceID), strings.Clone(f.ServiceName)
 		r.log.Info("instance recovered by beat", "service", svc, "ip", strings.Clone(ip), "port", port)
-		r.changed(ns, svc)
+		r.emit(ns, svc, ChangedEphemeral|ChangedHealth) // the owner ships the health flip at once
 	}
 	res.Code = compat.BeatOK
 	if b.hasInterval {

@@ -71,7 +71,7 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 	if ev.Reset {
 		r.rebuild()
 		for _, ref := range r.allServices() {
-			r.changed(ref.ns, ref.name)
+			r.emit(ref.ns, ref.name, ChangedPersistent|ChangedMeta)
 		}
 		return
 	}
@@ -151,7 +151,7 @@ func (r *Registry) applyMeta(key string, value []byte, rebuilt bool) {
 	s.persisted = true
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
-	r.changed(ns, name)
+	r.emit(ns, name, ChangedMeta)
 }
 
 // serviceForStore returns the service, creating it for data the store

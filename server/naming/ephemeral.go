@@ -7,8 +7,9 @@ import (
 )
 
 // Replicator is the AP side of a cluster (Distro): it decides which member
-// owns a service's ephemeral instances and ships this node's changes to
-// the others. A standalone registry has none: it owns every service.
+// owns a service's ephemeral instances. It ships this node's changes to the
+// others by consuming the change stream (Changes, Change.Ships). A
+// standalone registry has none: it owns every service.
 //
 // Only the owner runs beat expiry, the empty-service clean and health
 // checks of a service; the other members hold copies that the owner's
@@ -16,24 +17,11 @@ import (
 type Replicator interface {
 	// Responsible is DistroMapper.responsible(groupedService).
 	Responsible(groupedService string) bool
-	// EphemeralChanged is called, outside any registry lock, after a local
-	// write changed the ephemeral instance list of a service (register,
-	// deregister, expiry) and after the owner's beat check flipped an
-	// instance's health (Java leaves those to its checksum and status
-	// rounds; nacosd sends them at once).
-	EphemeralChanged(namespaceID, groupedService string)
 }
 
 // responsible reports whether this node owns the grouped service.
 func (r *Registry) responsible(grouped string) bool {
 	return r.cfg.Replicator == nil || r.cfg.Replicator.Responsible(grouped)
-}
-
-// ephemeralChanged tells the replicator about a local list change.
-func (r *Registry) ephemeralChanged(ns, grouped string) {
-	if r.cfg.Replicator != nil {
-		r.cfg.Replicator.EphemeralChanged(ns, grouped)
-	}
 }
 
 // EphemeralService names a service that holds an ephemeral datum.
@@ -260,7 +248,7 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 	s.setDatumOrder(order) // the owner's order, as Java keeps the received list
 	s.touch(now)
 	s.mu.Unlock()
-	r.changed(ns, grouped)
+	r.emit(ns, grouped, ChangedEphemeral|ChangedRemote)
 	return nil
 }
 
@@ -282,7 +270,7 @@ func (r *Registry) RemoveRemote(ns, grouped string) {
 	}
 	s.mu.Unlock()
 	if had {
-		r.changed(ns, grouped)
+		r.emit(ns, grouped, ChangedEphemeral|ChangedRemote)
 	}
 }
 
@@ -359,6 +347,6 @@ func (r *Registry) ApplyHealth(ns, grouped string, healthy map[string]bool) {
 	s.mu.Unlock()
 	if changed {
 		r.log.Info("instance health synced from the owner", "service", grouped)
-		r.changed(ns, grouped)
+		r.emit(ns, grouped, ChangedHealth|ChangedRemote)
 	}
 }

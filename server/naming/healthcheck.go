@@ -334,6 +334,6 @@ func (h *healthChecker) record(t probeTarget, res probeResult, rtMillis int64) {
 	s.mu.Unlock()
 	if changed {
 		h.r.log.Info("health check changed instance health", "service", t.svc, "ip", t.in.IP, "port", t.in.Port, "healthy", res == probeOK)
-		h.r.changed(t.ns, t.svc)
+		h.r.emit(t.ns, t.svc, ChangedHealth)
 	}
 }

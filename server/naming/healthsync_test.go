@@ -9,16 +9,20 @@ import (
 	"time"
 )
 
-// recReplicator owns every service and records EphemeralChanged calls.
+// recReplicator owns every service and records the changes Distro would
+// ship (Change.Ships).
 type recReplicator struct {
 	mu      sync.Mutex
 	changed []string
 }
 
 func (r *recReplicator) Responsible(string) bool { return true }
-func (r *recReplicator) EphemeralChanged(ns, svc string) {
+func (r *recReplicator) observe(c Change) {
+	if !c.Ships() {
+		return
+	}
 	r.mu.Lock()
-	r.changed = append(r.changed, ns+"/"+svc)
+	r.changed = append(r.changed, c.NamespaceID+"/"+c.Service)
 	r.mu.Unlock()
 }
 
@@ -48,6 +52,7 @@ func TestUnhealthyFlipIsReplicated(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.reg = reg
+	reg.Changes().Subscribe(rep.observe)
 	svc := "DEFAULT_GROUP@@flip"
 	e.register(svc, "10.0.0.1", 1, nil)
 	e.reg.Sweep(e.clk.Now()) // the first sweep acquires the service

@@ -135,7 +135,7 @@ func (r *Registry) setPersistent(key string, next map[string]*Instance) {
 	s.persistent = next
 	s.touch(r.nowMillis())
 	s.mu.Unlock()
-	r.changed(ns, name)
+	r.emit(ns, name, ChangedPersistent)
 }
 
 // adoptLocked prepares a freshly decoded instance to replace the live one
@@ -238,7 +238,7 @@ func (r *Registry) applyInstanceOps(index uint64, ops []raftstore.Op) {
 		s.persistentCap = compat.JavaHashCapacity(oldLen, max(oldLen, len(s.persistent)))
 		s.touch(r.nowMillis())
 		s.mu.Unlock()
-		r.changed(ns, name)
+		r.emit(ns, name, ChangedPersistent)
 	}
 }
 

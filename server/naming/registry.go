@@ -27,10 +27,11 @@ type CPStore interface {
 	Subscribe(load func(), fn func(raftstore.Event)) (cancel func())
 }
 
-// Pusher is what naming needs of the UDP push service.
+// Pusher is what naming needs of the UDP push service: the subscribers an
+// instance list query registers. Pushes follow the change stream
+// (Changes).
 type Pusher interface {
 	Subscribe(sub push.Subscriber)
-	ServiceChanged(namespaceID, service string)
 }
 
 // Buckets naming keeps in raftstore. Names live on disk: never rename.
@@ -144,7 +145,8 @@ type Registry struct {
 	cancel   func()
 	tasks    *clock.Schedules
 	checker  *healthChecker
-	stats    stats // metrics counters (stats.go)
+	stats    stats   // metrics counters (stats.go)
+	changes  Changes // every mutation's one event (changes.go)
 }
 
 // Service is one service: its CP metadata and its two instance lists.
@@ -264,12 +266,6 @@ func (r *Registry) namespaceIDs() []string {
 	return compat.JavaHashOrderStrings(ids, 16)
 }
 
-func (r *Registry) changed(ns, grouped string) {
-	if r.cfg.Pusher != nil {
-		r.cfg.Pusher.ServiceChanged(ns, grouped)
-	}
-}
-
 // InstanceForm is a parsed register/update/deregister request (§3.1).
 type InstanceForm struct {
 	NamespaceID string
@@ -314,8 +310,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	s.datumPut(r.addInstance(s.ephemeral, &in, true))
 	s.touch(now)
 	s.mu.Unlock()
-	r.changed(f.NamespaceID, f.ServiceName)
-	r.ephemeralChanged(f.NamespaceID, f.ServiceName)
+	r.emit(f.NamespaceID, f.ServiceName, ChangedEphemeral)
 	return nil
 }
 
@@ -412,8 +407,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	}
 	s.mu.Unlock()
 	if found {
-		r.changed(f.NamespaceID, f.ServiceName)
-		r.ephemeralChanged(f.NamespaceID, f.ServiceName)
+		r.emit(f.NamespaceID, f.ServiceName, ChangedEphemeral)
 	}
 	return nil
 }
@@ -622,12 +616,11 @@ func (r *Registry) Sweep(now time.Time) {
 		}
 		s.mu.Unlock()
 		if changed {
-			r.changed(ref.ns, ref.name)
 			// health flips too: Java leaves them to the checksum and
 			// status rounds (up to 5 s more before the other members list
 			// the instance unhealthy); the owner's datum is the truth, so
 			// it goes out at once
-			r.ephemeralChanged(ref.ns, ref.name)
+			r.emit(ref.ns, ref.name, ChangedEphemeral|ChangedHealth)
 		}
 	}
 }
@@ -727,7 +720,7 @@ func (r *Registry) dropService(ns, name string, s *Service) {
 		delete(r.namespaces[ns], name) // the namespace stays, as in Java's serviceMap
 	}
 	r.mu.Unlock()
-	r.changed(ns, name)
+	r.emit(ns, name, ChangedMeta)
 }
 
 // Counts returns the number of services and instances (all namespaces).

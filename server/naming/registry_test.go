@@ -75,6 +75,7 @@ func (e *env) open() {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	reg.Changes().Subscribe(func(c Change) { e.push.ServiceChanged(c.NamespaceID, c.Service) })
 	e.reg = reg
 }
 

@@ -454,21 +454,24 @@ func (r *Registry) SetHealth(ns, grouped, cluster, ip string, port int, healthy 
 		s.mu.Unlock()
 		return compat.IllegalArgument("health check is still working, service: " + grouped)
 	}
-	changed := false
+	var kind ChangeKind
 	for _, list := range []map[string]*Instance{s.persistent, s.ephemeral} {
 		for _, in := range list {
 			if in.ClusterName == cluster && in.IP == ip && in.Port == port && in.Healthy != healthy {
 				in.Healthy = healthy
-				changed = true
+				kind |= ChangedHealth
+				if in.Ephemeral {
+					kind |= ChangedEphemeral // the owner's datum changed: shipped
+				}
 			}
 		}
 	}
-	if changed {
+	if kind != 0 {
 		s.touch(r.nowMillis())
 	}
 	s.mu.Unlock()
-	if changed {
-		r.changed(ns, grouped)
+	if kind != 0 {
+		r.emit(ns, grouped, kind)
 	}
 	return nil
 }
@@ -607,8 +610,7 @@ func (r *Registry) MetadataBatch(ctx context.Context, f MetadataBatchForm) ([]st
 	}
 	s.mu.Unlock()
 	if len(updated) > 0 {
-		r.changed(f.NamespaceID, f.ServiceName)
-		r.ephemeralChanged(f.NamespaceID, f.ServiceName)
+		r.emit(f.NamespaceID, f.ServiceName, ChangedEphemeral)
 	}
 	if f.Only == "ephemeral" {
 		sort.Strings(updated)

@@ -1,14 +1,11 @@
 // Package live fans naming changes out to the web console's event streams
-// (GET /v1/console/events). It sits between the naming registry and the UDP
-// push service: Tee forwards every call to the push service and also
-// publishes a service-change event to the hub's subscribers. Plain Go, no
-// HTTP: the console handler turns a subscription into server-sent events.
+// (GET /v1/console/events): the server publishes every change of the
+// naming registry's change stream to the hub. Plain Go, no HTTP: the
+// console handler turns a subscription into server-sent events.
 package live
 
 import (
 	"sync"
-
-	"github.com/nacosd/nacosd/server/push"
 )
 
 // Event says that a service changed (an instance registered, left, changed
@@ -111,33 +108,4 @@ func (h *Hub) Close() {
 	for s := range subs {
 		s.once.Do(func() { close(s.done) })
 	}
-}
-
-// Pusher is the part of the UDP push service the naming registry calls
-// (naming.Pusher).
-type Pusher interface {
-	Subscribe(sub push.Subscriber)
-	ServiceChanged(namespaceID, service string)
-}
-
-// Tee returns a Pusher that forwards to next (which may be nil) and
-// publishes every service change to h.
-func (h *Hub) Tee(next Pusher) Pusher { return tee{next: next, hub: h} }
-
-type tee struct {
-	next Pusher
-	hub  *Hub
-}
-
-func (t tee) Subscribe(sub push.Subscriber) {
-	if t.next != nil {
-		t.next.Subscribe(sub)
-	}
-}
-
-func (t tee) ServiceChanged(namespaceID, service string) {
-	if t.next != nil {
-		t.next.ServiceChanged(namespaceID, service)
-	}
-	t.hub.Publish(Event{Namespace: namespaceID, Service: service})
 }
