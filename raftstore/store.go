@@ -52,6 +52,7 @@ type Store struct {
 	// could not be found out (outcome.go)
 	lostApplies, lostUnresolved atomic.Uint64
 	freshTerm                   atomic.Uint64 // the term whose barrier Update passed (update.go)
+	opened                      time.Time     // when Open started raft (a follower's contact before any leader)
 
 	closeOnce sync.Once
 	closed    chan struct{}
@@ -244,6 +245,7 @@ func (s *Store) open() error {
 		return fmt.Errorf("raftstore: open: %w", err)
 	}
 	c := s.newCompactor()
+	s.opened = time.Now()
 	r, err := raft.NewRaft(rc, s.fsm, ls, ls, shipper, trans)
 	if err != nil {
 		return fmt.Errorf("raftstore: start raft: %w", err)
@@ -699,6 +701,25 @@ func (s *Store) LeaderID() string {
 	_, id := s.raft.LeaderWithID()
 	return string(id)
 }
+
+// LeaderContact is how long ago this node last heard from a raft leader:
+// 0 on the leader (which steps down when it loses its quorum), the time
+// since the leader's last message on a follower, the time since Open when
+// no leader has been heard yet.
+func (s *Store) LeaderContact() time.Duration {
+	if s.raft.State() == raft.Leader {
+		return 0
+	}
+	last := s.raft.LastContact()
+	if last.IsZero() || last.Before(s.opened) {
+		last = s.opened
+	}
+	return time.Since(last)
+}
+
+// ElectionTimeout is the raft election timeout in effect: a follower that
+// has not heard from the leader for this long starts an election.
+func (s *Store) ElectionTimeout() time.Duration { return s.cfg.raftTimings().election }
 
 // Term is the current raft term (a new leader, even the same node
 // elected again, has a newer term).

@@ -389,3 +389,41 @@ func TestClusterConsoleDistroColumns(t *testing.T) {
 		return nil
 	})
 }
+
+// TestReadinessWithoutLeader is issue 23's eighth defect: a member that has
+// heard from no raft leader for longer than an election timeout (here the
+// two others are gone) reports itself not ready, in the probe and in the
+// metrics, and is ready again once a leader is back.
+func TestReadinessWithoutLeader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	cfgs := servertest.ClusterConfigs(t, 3)
+	for i := range cfgs {
+		cfgs[i].Ops.ExposePrometheus = true
+	}
+	nodes := servertest.StartCluster(t, cfgs)
+	servertest.WaitMembersUp(t, nodes)
+	ready := func(n *servertest.Node) servertest.Response {
+		return n.Do("GET", "/nacos/v1/console/health/readiness", nil, nil, nil)
+	}
+	servertest.Eventually(t, 10*time.Second, func() error {
+		if r := ready(nodes[0]); r.Status != 200 {
+			return fmt.Errorf("readiness %d %s", r.Status, r.Body)
+		}
+		return nil
+	})
+	_ = nodes[1].Close()
+	_ = nodes[2].Close()
+	servertest.Eventually(t, 10*time.Second, func() error {
+		r := ready(nodes[0])
+		if r.Status != 500 || !strings.Contains(r.Body, "no raft leader") {
+			return fmt.Errorf("readiness without a majority: %d %s", r.Status, r.Body)
+		}
+		m := nodes[0].Do("GET", "/nacos/actuator/prometheus", nil, nil, nil)
+		if !strings.Contains(m.Body, `nacosd_ready{reason="Config is not in readiness"} 0`) {
+			return fmt.Errorf("metrics lack the not-ready gauge")
+		}
+		return nil
+	})
+}

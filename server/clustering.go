@@ -130,7 +130,24 @@ func (s *Server) startClusterLoops(ctx context.Context) {
 	s.clusterTasks.Every(0, time.Second, s.refreshRaftMeta)
 	s.clusterTasks.Every(time.Second, 3*time.Second, s.reconcileVoters)
 	s.clusterTasks.Every(0, 500*time.Millisecond, s.bootstrapAuth)
+	s.clusterTasks.Every(0, 250*time.Millisecond, s.watchReadiness)
 	s.members.Subscribe(func() { go s.reconcileVoters() })
+}
+
+// watchReadiness logs when this member stops being ready and why, and
+// when it is ready again (readiness probes only see the moment).
+func (s *Server) watchReadiness() {
+	err := s.Ready()
+	was := s.notReady.Load()
+	switch {
+	case err != nil && was == nil:
+		msg := err.Error()
+		s.notReady.Store(&msg)
+		s.log.Warn("member not ready: clients should use another member", "reason", msg)
+	case err == nil && was != nil:
+		s.notReady.Store(nil)
+		s.log.Info("member ready again", "was", *was)
+	}
 }
 
 // bootstrapAuth writes the built-in user nacos once a raft leader exists.

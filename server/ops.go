@@ -65,6 +65,7 @@ func (s *Server) startOps() error {
 		Push:   s.push.Counters,
 		Config: s.config.Stats,
 		Raft:   s.store.Stats,
+		Ready:  s.Ready,
 	}
 	if !s.cfg.Standalone {
 		src.Distro = s.distroStats

@@ -241,6 +241,7 @@ type Server struct {
 	distro       *distro.Distro   // AP protocol (the replicator in cluster mode)
 	clusterTasks *clock.Schedules
 	gateStats    httpapi.GateStats // writes forwarded, undeclared writes
+	notReady     atomic.Pointer[string] // why this member last turned not ready (watchReadiness); nil: ready
 	routes       *httpapi.Table
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
@@ -562,13 +563,22 @@ func (s *Server) Members() []compat.Member { return s.members.Members() }
 // Standalone reports the mode.
 func (s *Server) Standalone() bool { return s.cfg.Standalone }
 
-// Ready is the readiness probe: both stores must answer.
+// Ready is the readiness probe: both stores must answer, and a cluster
+// member must be in touch with a raft leader. A member that has heard
+// from no leader for longer than an election timeout (cut off from the
+// majority, or the majority is down) serves reads that can be arbitrarily
+// old: it reports itself not ready, so that load balancers and Kubernetes
+// move clients to a member of the majority (Java stays ready).
 func (s *Server) Ready() error {
 	switch {
 	case s.status() != "UP":
 		return errors.New("Config and Naming are not in readiness")
 	case s.store == nil || s.store.LeaderAddr() == "":
-		return errors.New("Config is not in readiness")
+		return errors.New("Config is not in readiness: no raft leader")
+	case !s.cfg.Standalone && s.store.LeaderContact() > s.store.ElectionTimeout():
+		return fmt.Errorf("Config is not in readiness: no raft leader heard for %s (more than the election timeout %s): "+
+			"this member is cut off from the majority, its data may be stale",
+			s.store.LeaderContact().Round(time.Millisecond), s.store.ElectionTimeout())
 	case !s.cfg.Standalone && s.distro != nil && !s.distro.Initialized():
 		return errors.New("Naming is not in readiness")
 	}

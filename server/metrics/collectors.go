@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -100,6 +101,7 @@ var (
 	dRaftLag      = prometheus.NewDesc("nacosd_raft_commit_lag", "Committed raft entries not yet applied to the store (commit index - applied index).", nil, nil)
 	dRaftPeers    = prometheus.NewDesc("nacosd_raft_peers", "Other voters in the raft configuration.", nil, nil)
 	dRaftContact  = prometheus.NewDesc("nacosd_raft_last_contact_seconds", "Seconds since a follower last heard from the leader (0 on the leader).", nil, nil)
+	dReady        = prometheus.NewDesc("nacosd_ready", "1 while the readiness probe answers OK; 0 with the reason (e.g. no raft leader heard for longer than an election timeout).", []string{"reason"}, nil)
 )
 
 var (
@@ -122,7 +124,7 @@ func (c *nacosdCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dPushTotal, dPushAcked, dPushFailed, dPushPending, dPushSends, dHolders, dWakeups,
 		dConfigItems, dServices, dInstances, dBeats, dBeatsUnknown, dProbes, dRaftState, dRaftTerm, dRaftLast, dRaftCommit,
 		dRaftApplied, dRaftLag, dRaftPeers, dRaftContact, dDistroSync, dDistroSyncKeys, dDistroVerify, dDistroMismatch,
-		dDistroFetched, dDistroRemoved, dDistroReceived, dDistroStatus, dDistroHealth, dDistroPending, dMembers} {
+		dDistroFetched, dDistroRemoved, dDistroReceived, dDistroStatus, dDistroHealth, dDistroPending, dMembers, dReady} {
 		ch <- d
 	}
 }
@@ -182,6 +184,14 @@ func (c *nacosdCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if s.Raft != nil {
 		collectRaft(s.Raft(), gauge)
+	}
+	if s.Ready != nil {
+		if err := s.Ready(); err != nil {
+			reason, _, _ := strings.Cut(err.Error(), ":") // stable: no figures in the label
+			gauge(dReady, 0, reason)
+		} else {
+			gauge(dReady, 1, "")
+		}
 	}
 }
 

@@ -37,6 +37,8 @@ type Sources struct {
 	// Distro is the AP protocol's counters and the member states (cluster
 	// mode; nil in standalone mode).
 	Distro func() DistroStats
+	// Ready is the readiness probe (nil error: ready).
+	Ready func() error
 }
 
 // DistroStats are the Distro and membership figures of a cluster node.
