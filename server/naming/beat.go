@@ -35,6 +35,13 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	key := appendDatumKey(kb[:0], ip, port, cluster)
 	s := r.service(f.NamespaceID, f.ServiceName)
 	b, ok := s.beatLocked(key, r.nowMillis())
+	if !ok && s.deregisteredSince(key, r.nowMillis()) {
+		// a beat the client sent as it deregistered: answered, never
+		// re-registering what was just removed (Java re-registers it, and
+		// the instance lingers 30 s after an acknowledged deregistration)
+		res.Code = compat.BeatOK
+		return res, nil
+	}
 	if !ok {
 		if f.Beat == nil {
 			r.stats.beatsUnknown.Add(1)
@@ -79,6 +86,24 @@ type beatOutcome struct {
 // beatLocked refreshes the ephemeral instance with the datum key at now,
 // in one critical section; ok is false when neither list of s (nil: no
 // service) holds the key.
+// deregisterQuiet is how long after an explicit deregistration a beat
+// for the instance does not bring it back: longer than a beat in flight
+// takes, shorter than a client's beat period (5 s), so a client that is
+// really alive re-registers with its next beat, as in Java.
+const deregisterQuiet = 3000 // ms
+
+// deregisteredSince reports whether key was deregistered less than
+// deregisterQuiet ago.
+func (s *Service) deregisteredSince(key []byte, now int64) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	at, ok := s.deregistered[string(key)]
+	return ok && now-at < deregisterQuiet
+}
+
 func (s *Service) beatLocked(key []byte, now int64) (b beatOutcome, ok bool) {
 	if s == nil {
 		return b, false

@@ -171,6 +171,9 @@ type Service struct {
 	datumHash     []int32  // their Java hash codes (filled when needed)
 	datumCap      int      // the HashMap capacity datumOrder is sorted for (0: not known sorted)
 	owned         bool     // this node was the service's owner at the last sweep
+	// deregistered holds when ephemeral instances were explicitly
+	// deregistered (datum key → ms), for deregisterQuiet (beat.go)
+	deregistered map[string]int64
 }
 
 // New builds the registry from the CP store's current state and starts the
@@ -307,7 +310,9 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
 		s.meta.addCluster(NewClusterMeta(in.ClusterName))
 	}
-	s.datumPut(r.addInstance(s.ephemeral, &in, true))
+	key := r.addInstance(s.ephemeral, &in, true)
+	delete(s.deregistered, key)
+	s.datumPut(key)
 	s.touch(now)
 	s.mu.Unlock()
 	r.emit(f.NamespaceID, f.ServiceName, ChangedEphemeral)
@@ -404,6 +409,10 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	if found {
 		s.datumRemove(key)
 		s.touch(r.nowMillis())
+		if s.deregistered == nil {
+			s.deregistered = map[string]int64{}
+		}
+		s.deregistered[key] = r.nowMillis()
 	}
 	s.mu.Unlock()
 	if found {
@@ -583,6 +592,11 @@ func (r *Registry) Sweep(now time.Time) {
 		s := ref.svc
 		owner := r.responsible(ref.name)
 		s.mu.Lock()
+		for key, at := range s.deregistered {
+			if ms-at >= deregisterQuiet {
+				delete(s.deregistered, key)
+			}
+		}
 		if !owner {
 			s.owned = false
 			s.mu.Unlock()
