@@ -240,7 +240,7 @@ type Server struct {
 	peers        *cluster.Peers   // node-to-node HTTP
 	distro       *distro.Distro   // AP protocol (the replicator in cluster mode)
 	clusterTasks *clock.Schedules
-	gateStats    httpapi.GateStats // writes forwarded, undeclared writes
+	gateStats    httpapi.GateStats      // writes forwarded, undeclared writes
 	notReady     atomic.Pointer[string] // why this member last turned not ready (watchReadiness); nil: ready
 	routes       *httpapi.Table
 
