@@ -60,6 +60,13 @@ type Store interface {
 	// statuses (ip:port → healthy; instances missing there become
 	// unhealthy) and pushes when anything changed.
 	ApplyHealth(namespaceID, groupedService string, healthy map[string]bool)
+
+	// BeatTimes lists the last beats after since (ms) of the instances of
+	// the services the filter accepts (with all, every such service, an
+	// empty map where none beat); ApplyBeatTimes records those its owner
+	// reported.
+	BeatTimes(owned func(groupedService string) bool, since int64, all bool) []ServiceBeats
+	ApplyBeatTimes(namespaceID, groupedService string, beats map[string]int64)
 }
 
 // Members is the cluster's member list (server/cluster.Manager).
@@ -72,6 +79,9 @@ type Members interface {
 	Others() []string
 	// IsMember reports whether an address is a member.
 	IsMember(addr string) bool
+	// IsNacosd reports whether a member is a nacosd node (it takes
+	// nacosd's own node-to-node calls; a Java member does not).
+	IsNacosd(addr string) bool
 }
 
 // Request is a node-to-node HTTP call; Path follows the context path.
@@ -137,6 +147,9 @@ type Config struct {
 	LoadRetry, LoadWait time.Duration
 	// Tick is the period of the delay engine (100 ms).
 	Tick time.Duration
+	// BeatInterval is the period of the beat times sent to the nacosd
+	// members (1 s).
+	BeatInterval time.Duration
 	// Timeout bounds one sync, verify or query call (5 s).
 	Timeout time.Duration
 
@@ -160,6 +173,7 @@ func (c Config) withDefaults() Config {
 	def(&c.LoadRetry, 2*time.Second)
 	def(&c.LoadWait, 10*time.Second)
 	def(&c.Tick, 100*time.Millisecond)
+	def(&c.BeatInterval, time.Second)
 	def(&c.Timeout, 5*time.Second)
 	if c.BatchKeys == 0 {
 		c.BatchKeys = 1000
@@ -195,9 +209,12 @@ type Distro struct {
 	tasks *clock.Schedules
 	// peerSums is the last checksum round of each member (guarded by mu)
 	peerSums map[string]PeerChecksum
-	ctx      context.Context
-	cancel   context.CancelFunc
-	wg       sync.WaitGroup
+	// beatsSince and beatsRound: the previous beat round (beats.go; mu)
+	beatsSince int64
+	beatsRound int
+	ctx        context.Context
+	cancel     context.CancelFunc
+	wg         sync.WaitGroup
 }
 
 type batch struct {
@@ -242,6 +259,7 @@ func (d *Distro) Start(ctx context.Context) {
 	d.tasks.Every(d.cfg.Tick, d.cfg.Tick, d.tick)
 	d.tasks.Every(d.cfg.VerifyInterval, d.cfg.VerifyInterval, d.verifyRound)
 	d.tasks.Every(d.cfg.StatusDelay, d.cfg.StatusInterval, d.statusRound)
+	d.tasks.Every(d.cfg.BeatInterval, d.cfg.BeatInterval, d.beatRound)
 	d.startLoad()
 }
 

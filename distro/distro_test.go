@@ -23,7 +23,8 @@ type fakeStore struct {
 	data    map[string][]compat.DistroInstance
 	removed []string
 	health  map[string]map[string]bool
-	sums    map[string]string // service checksums by ns##svc
+	sums    map[string]string           // service checksums by ns##svc
+	beats   map[string]map[string]int64 // last beats by ns##svc
 }
 
 func newFakeStore() *fakeStore {
@@ -92,6 +93,44 @@ func (f *fakeStore) ServiceChecksum(ns, svc string) (string, bool) {
 	return v, ok
 }
 
+func (f *fakeStore) BeatTimes(owned func(string) bool, since int64, all bool) []ServiceBeats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ServiceBeats
+	for k, b := range f.beats {
+		ns, svc, _ := strings.Cut(k, "##")
+		if !owned(svc) {
+			continue
+		}
+		sb := ServiceBeats{NamespaceID: ns, Service: svc, Beats: map[string]int64{}}
+		for dk, at := range b {
+			if at > since {
+				sb.Beats[dk] = at
+			}
+		}
+		if len(sb.Beats) > 0 || all {
+			out = append(out, sb)
+		}
+	}
+	return out
+}
+
+func (f *fakeStore) ApplyBeatTimes(ns, svc string, beats map[string]int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.beats == nil {
+		f.beats = map[string]map[string]int64{}
+	}
+	m := f.beats[ns+"##"+svc]
+	if m == nil {
+		m = map[string]int64{}
+		f.beats[ns+"##"+svc] = m
+	}
+	for k, v := range beats {
+		m[k] = v
+	}
+}
+
 func (f *fakeStore) ApplyHealth(ns, svc string, h map[string]bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -102,6 +141,11 @@ type fakeMembers struct {
 	self    string
 	healthy []string
 	all     []string
+	java    []string // members that run Java
+}
+
+func (m *fakeMembers) IsNacosd(a string) bool {
+	return slices.Contains(m.all, a) && !slices.Contains(m.java, a)
 }
 
 func (m *fakeMembers) SelfAddress() string { return m.self }

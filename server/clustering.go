@@ -361,6 +361,19 @@ func (d *distroStore) ServiceChecksum(ns, svc string) (string, bool) {
 	return d.reg.StatusChecksum(ns, svc)
 }
 
+func (d *distroStore) BeatTimes(owned func(string) bool, since int64, all bool) []distro.ServiceBeats {
+	list := d.reg.BeatTimes(owned, since, all)
+	out := make([]distro.ServiceBeats, len(list))
+	for i, b := range list {
+		out[i] = distro.ServiceBeats(b)
+	}
+	return out
+}
+
+func (d *distroStore) ApplyBeatTimes(ns, svc string, beats map[string]int64) {
+	d.reg.ApplyBeatTimes(ns, svc, beats)
+}
+
 func (d *distroStore) ApplyHealth(ns, svc string, healthy map[string]bool) {
 	d.reg.ApplyHealth(ns, svc, healthy)
 }

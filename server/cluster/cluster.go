@@ -521,6 +521,13 @@ func (m *Manager) Kind(addr string) (Kind, string) {
 	return KindUnknown, ""
 }
 
+// IsNacosd reports whether a member is known to run nacosd (it announced
+// its raft address).
+func (m *Manager) IsNacosd(addr string) bool {
+	k, _ := m.Kind(addr)
+	return k == KindNacosd
+}
+
 // RaftLeaderSeen returns a raft leader some nacosd member named when it
 // answered a report, "" if none did.
 func (m *Manager) RaftLeaderSeen() string {

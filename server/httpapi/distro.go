@@ -28,6 +28,7 @@ type Distro interface {
 	Datums(keys []string) []byte
 	AllDatums() []byte
 	OnServiceStatus(body []byte, hasMember func(string) bool) (distro.StatusResult, error)
+	OnBeats(body []byte) error
 }
 
 // Proxy sends a request to another member (DistroFilter's HttpClient.request)
@@ -59,6 +60,20 @@ func (h *distroHandlers) routes(node *Secured) []Route {
 		route(fiber.MethodGet, "/v1/ns/distro/datums", Local, node, h.datums),
 		route(fiber.MethodPost, "/v1/ns/service/status", Local, node, h.serviceStatus),
 	}
+}
+
+// beats is PUT /v1/nacosd/distro/beats: the last beats of the instances
+// of the services the sender owns (distro/beats.go; between nacosd
+// members only).
+func (h *distroHandlers) beats(c *fiber.Ctx) error {
+	body, err := requestBody(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Distro.OnBeats(body); err != nil {
+		return compat.IllegalArgument(err.Error())
+	}
+	return SendText(c, "ok")
 }
 
 // requestBody is a @RequestBody as Tomcat hands it over: the raw bytes

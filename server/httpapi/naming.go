@@ -85,6 +85,8 @@ func NamingRoutes(d NamingDeps) []Route {
 		for _, r := range dh.routes(secNode()) {
 			add(r.Method, strings.TrimPrefix(r.Path, "/v1/ns"), r.Class, r.Auth, r.Handler)
 		}
+		// nacosd's own Distro extension, outside /v1/ns (no naming filter)
+		rs = append(rs, route(fiber.MethodPut, "/v1/nacosd/distro/beats", Local, secNode(), dh.beats))
 	}
 
 	add(fiber.MethodPost, "/service", CP, nsW(), h.createService)

@@ -2,6 +2,10 @@ package naming
 
 import (
 	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,5 +66,60 @@ func TestBeatRightAfterDeregisterDoesNotRevive(t *testing.T) {
 	e.register(svc, "10.0.0.1", 80, nil)
 	if res := beat(); res.Code != compat.BeatOK || !e.reg.HasInstance(DefaultNamespace, svc, DefaultCluster, "10.0.0.1", 80) {
 		t.Fatalf("beat after a re-register: %+v", res)
+	}
+}
+
+// switchReplicator owns services while owned is set.
+type switchReplicator struct{ owned atomic.Bool }
+
+func (s *switchReplicator) Responsible(string) bool { return s.owned.Load() }
+
+// TestNewOwnerExpiresOnReportedBeats is issue 23's ninth defect: a member
+// that became the owner of a service gave every copy a fresh 30 s window,
+// so a stopped instance stayed listed up to 30 s longer after an ownership
+// change. With its previous owner's beat reports, the new owner expires
+// exactly the instances that stopped beating; without them (a Java owner)
+// it still gives the fresh window.
+func TestNewOwnerExpiresOnReportedBeats(t *testing.T) {
+	for _, reported := range []bool{true, false} {
+		t.Run(fmt.Sprint("reported=", reported), func(t *testing.T) {
+			e := newEnv(t)
+			e.reg.Close()
+			rep := &switchReplicator{}
+			cfg := DefaultConfig()
+			cfg.Store, cfg.Pusher, cfg.Clock, cfg.Replicator = e.store, e.push, e.clk, rep
+			cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			cfg.DisableHealthCheck = true
+			reg, err := New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.reg = reg
+			const svc = "DEFAULT_GROUP@@takeover"
+			start := e.clk.Now().UnixMilli()
+			// the copies the previous owner synced: registered at start
+			if err := reg.ApplyRemote(DefaultNamespace, svc, []compat.DistroInstance{
+				{IP: "10.0.0.1", Port: 80, Weight: 1, Healthy: true, Enabled: true, ClusterName: DefaultCluster, LastBeat: start},
+				{IP: "10.0.0.2", Port: 80, Weight: 1, Healthy: true, Enabled: true, ClusterName: DefaultCluster, LastBeat: start},
+			}); err != nil {
+				t.Fatal(err)
+			}
+			// .1 keeps beating at its owner, .2 stopped at start
+			e.clk.Advance(29 * time.Second)
+			if reported {
+				reg.ApplyBeatTimes(DefaultNamespace, svc, map[string]int64{"10.0.0.1:80:unknown:DEFAULT": e.clk.Now().UnixMilli() - 1000})
+			}
+			rep.owned.Store(true) // the owner died: this member takes over
+			reg.Sweep(e.clk.Now())
+			e.clk.Advance(1500 * time.Millisecond) // 30.5 s after .2's last beat
+			reg.Sweep(e.clk.Now())
+			gone := !reg.HasInstance(DefaultNamespace, svc, DefaultCluster, "10.0.0.2", 80)
+			if gone != reported {
+				t.Fatalf("stopped instance gone at 30.5 s: %v", gone)
+			}
+			if !reg.HasInstance(DefaultNamespace, svc, DefaultCluster, "10.0.0.1", 80) {
+				t.Fatal("the beating instance was expired")
+			}
+		})
 	}
 }

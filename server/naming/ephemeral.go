@@ -350,3 +350,63 @@ func (r *Registry) ApplyHealth(ns, grouped string, healthy map[string]bool) {
 		r.emit(ns, grouped, ChangedHealth|ChangedRemote)
 	}
 }
+
+// ServiceBeats are the last beats of a service's ephemeral instances (datum
+// key → ms), what its owner tells the other members every second.
+type ServiceBeats struct {
+	NamespaceID, Service string
+	Beats                map[string]int64
+}
+
+// BeatTimes lists, for every service owned (the filter) that holds a
+// datum, the last beat of each instance that beat after since (ms); with
+// all, also the owned services where none did (an empty map: the members
+// keep knowing that this node reports the service).
+func (r *Registry) BeatTimes(owned func(grouped string) bool, since int64, all bool) []ServiceBeats {
+	var out []ServiceBeats
+	for _, ref := range r.servicesUnordered() {
+		s := ref.svc
+		s.mu.RLock()
+		if !s.datum || len(s.ephemeral) == 0 {
+			s.mu.RUnlock()
+			continue
+		}
+		var beats map[string]int64
+		for k, in := range s.ephemeral {
+			if in.LastBeat > since {
+				if beats == nil {
+					beats = map[string]int64{}
+				}
+				beats[k] = in.LastBeat
+			}
+		}
+		s.mu.RUnlock()
+		if (beats != nil || all) && owned(ref.name) {
+			if beats == nil {
+				beats = map[string]int64{}
+			}
+			out = append(out, ServiceBeats{NamespaceID: ref.ns, Service: ref.name, Beats: beats})
+		}
+	}
+	return out
+}
+
+// ApplyBeatTimes records the last beats the service's owner reported: the
+// copies here then know when each instance last beat, and a member that
+// becomes the owner (the previous one died or left) expires exactly the
+// instances that stopped beating instead of giving every copy a fresh
+// heartbeat window (acquire). No push: nothing a client sees changed.
+func (r *Registry) ApplyBeatTimes(ns, grouped string, beats map[string]int64) {
+	s := r.service(ns, grouped)
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	s.beatsReported = true
+	for k, at := range beats {
+		if in, ok := s.ephemeral[k]; ok && at > in.LastBeat {
+			in.LastBeat = at
+		}
+	}
+	s.mu.Unlock()
+}

@@ -57,10 +57,12 @@ type Config struct {
 	// DisableExpiry keeps ephemeral instances past their ip delete timeout
 	// (nacos.naming.expireInstance=false; shipped: they are deleted).
 	DisableExpiry bool
-	// BeatCheckInterval is the period of the beat-expiry sweep (1 s). Java's
-	// ClientBeatCheckTask runs every 5 s, so an instance turns unhealthy
-	// 15–20 s after its last beat there; a 1 s sweep keeps the same 15 s
-	// rule and makes it 15–16 s (the earliest Java could answer).
+	// BeatCheckInterval is the period of the beat-expiry sweep (250 ms).
+	// Java's ClientBeatCheckTask runs every 5 s, so an instance turns
+	// unhealthy 15–20 s after its last beat there and is deleted 30–35 s
+	// after it; a 250 ms sweep keeps the same 15 s and 30 s rules and makes
+	// them 15–15.25 s and 30–30.25 s (the earliest Java could answer), so
+	// that a stopped instance is gone from every member within 31 s.
 	BeatCheckInterval time.Duration
 	// DisableEmptyServiceClean keeps services that stayed empty (shipped:
 	// nacos.naming.empty-service.auto-clean=true removes them after more
@@ -81,7 +83,7 @@ type Config struct {
 
 // DefaultConfig returns Java Nacos's shipped defaults.
 func DefaultConfig() Config {
-	return Config{Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), BeatCheckInterval: time.Second,
+	return Config{Clock: clock.Real{}, Logger: slog.New(slog.DiscardHandler), BeatCheckInterval: 250 * time.Millisecond,
 		EmptyServiceCleanInitial: 50 * time.Second, EmptyServiceCleanPeriod: 30 * time.Second, WriteTimeout: 10 * time.Second}
 }
 
@@ -174,6 +176,9 @@ type Service struct {
 	// deregistered holds when ephemeral instances were explicitly
 	// deregistered (datum key → ms), for deregisterQuiet (beat.go)
 	deregistered map[string]int64
+	// beatsReported: the service's owner reports its instances' beats
+	// (a nacosd owner, ApplyBeatTimes): the copies' last beats are true
+	beatsReported bool
 }
 
 // New builds the registry from the CP store's current state and starts the
@@ -588,7 +593,7 @@ func (r *Registry) Sweep(now time.Time) {
 	if !r.Switches().HealthCheckEnabled {
 		return
 	}
-	for _, ref := range r.allServices() {
+	for _, ref := range r.servicesUnordered() {
 		s := ref.svc
 		owner := r.responsible(ref.name)
 		s.mu.Lock()
@@ -604,9 +609,13 @@ func (r *Registry) Sweep(now time.Time) {
 		}
 		if !s.owned {
 			s.owned = true
-			if r.cfg.Replicator != nil {
+			if r.cfg.Replicator != nil && !s.beatsReported {
+				// the previous owner never reported beats (a Java member,
+				// or the service is new here): its copies' last beats can
+				// be long past
 				s.acquire(ms)
 			}
+			s.beatsReported = false // this node reports them now
 		}
 		changed := false
 		for key, o := range s.ephemeral {

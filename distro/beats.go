@@ -1,0 +1,95 @@
+package distro
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// ServiceBeats are the last beats of a service's ephemeral instances
+// (datum key → ms).
+type ServiceBeats struct {
+	NamespaceID, Service string
+	Beats                map[string]int64
+}
+
+// beatsPath is nacosd's own node-to-node path for beat times: Java members
+// have no such endpoint and are never sent it.
+const beatsPath = "/v1/nacosd/distro/beats"
+
+// beatRound tells every other nacosd member when the instances of the
+// services this node owns last beat (Java's Distro never ships beats: a
+// new owner only knows the last beat of the last synced list, and gives
+// every copy a fresh heartbeat window, so a stopped instance could stay
+// listed up to 30 s past its delete timeout after an ownership change).
+// Only beats since the previous round are sent; every fifth round names
+// every owned service, so members keep knowing who reports it.
+func (d *Distro) beatRound() {
+	now := d.cfg.Clock.Now().UnixMilli()
+	d.mu.Lock()
+	since := d.beatsSince
+	d.beatsRound++
+	all := d.beatsRound%5 == 1
+	d.beatsSince = now
+	d.mu.Unlock()
+	var targets []string
+	for _, t := range d.cfg.Members.Others() {
+		if d.cfg.Members.IsNacosd(t) {
+			targets = append(targets, t)
+		}
+	}
+	if len(targets) == 0 {
+		return
+	}
+	beats := d.cfg.Store.BeatTimes(d.Responsible, since, all)
+	if len(beats) == 0 {
+		return
+	}
+	body, err := encodeBeats(beats)
+	if err != nil {
+		d.log.Error("distro: encode beat times", "err", err)
+		return
+	}
+	for _, target := range targets {
+		d.wg.Add(1)
+		go func() {
+			defer d.wg.Done()
+			if _, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: beatsPath, Header: jsonHeader(), Body: body,
+				Timeout: time.Second}); err != nil && d.ctx.Err() == nil {
+				d.log.Debug("distro: beat times round failed", "target", target, "err", err)
+			}
+		}()
+	}
+}
+
+// beatsBody is {"namespaceId":{"group@@service":{"datumKey":ms,…},…},…}.
+type beatsBody map[string]map[string]map[string]int64
+
+func encodeBeats(list []ServiceBeats) ([]byte, error) {
+	b := beatsBody{}
+	for _, s := range list {
+		m := b[s.NamespaceID]
+		if m == nil {
+			m = map[string]map[string]int64{}
+			b[s.NamespaceID] = m
+		}
+		m[s.Service] = s.Beats
+	}
+	return json.Marshal(b)
+}
+
+// OnBeats is PUT /v1/nacosd/distro/beats from the owner of the services
+// named: their copies here take the reported last beats.
+func (d *Distro) OnBeats(body []byte) error {
+	var b beatsBody
+	if err := json.Unmarshal(body, &b); err != nil {
+		return fmt.Errorf("distro: beat times: %w", err)
+	}
+	for ns, svcs := range b {
+		for svc, beats := range svcs {
+			d.cfg.Store.ApplyBeatTimes(ns, svc, beats)
+		}
+	}
+	return nil
+}
