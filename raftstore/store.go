@@ -650,6 +650,16 @@ func (s *Store) Subscribe(load func(), fn func(Event)) (cancel func()) {
 	return s.fsm.subscribe(load, fn)
 }
 
+// Quiesced runs fn while no entry or snapshot is being applied (and no
+// watcher is being told of one): the state and every view kept current by
+// Subscribe stand at the same applied index meanwhile. For checks that
+// compare a view with the store; fn must be quick and must not write.
+func (s *Store) Quiesced(fn func()) {
+	s.fsm.gate.Lock()
+	defer s.fsm.gate.Unlock()
+	fn()
+}
+
 // WaitApplied blocks until the local state has applied the log index (as
 // returned by Apply), for read-your-writes on any node.
 func (s *Store) WaitApplied(ctx context.Context, index uint64) error {

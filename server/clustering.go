@@ -384,6 +384,9 @@ var _ httpapi.Distro = (*distro.Distro)(nil)
 // console).
 func (s *Server) IsRaftLeader() bool { return s.store.IsLeader() }
 
+// RaftAppliedIndex is the last raft index this node applied.
+func (s *Server) RaftAppliedIndex() uint64 { return s.store.AppliedIndex() }
+
 // RaftLeaderID is the member address of the raft leader this node knows
 // ("" during an election).
 func (s *Server) RaftLeaderID() string { return s.store.LeaderID() }

@@ -61,3 +61,21 @@ func (s *Server) distroDeps() httpapi.DistroDeps {
 	}
 	return d
 }
+
+// CheckViews compares the views the domains keep of the raft state (the
+// naming registry's persistent instances and services, the config cache)
+// with the state itself, while no entry is applied, and returns every
+// difference (nil: identical). A view that skipped an applied entry shows
+// here even when later writes would hide it from clients.
+func (s *Server) CheckViews() []string {
+	var diffs []string
+	s.store.Quiesced(func() {
+		for _, d := range s.registry.CheckStore() {
+			diffs = append(diffs, "naming: "+d)
+		}
+		for _, d := range s.config.CheckStore() {
+			diffs = append(diffs, "config: "+d)
+		}
+	})
+	return diffs
+}
