@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
-	"slices"
-	"strings"
 	"math/rand/v2"
+	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -88,7 +88,7 @@ func TestRestartUnderWriteLoadKeepsViews(t *testing.T) {
 		cfg := old.Cfg
 		_ = old.Close()
 		time.Sleep(time.Duration(300+round*200) * time.Millisecond) // writes go on without it
-		restarted := servertest.Start(t, cfg) // the same data directory and addresses
+		restarted := servertest.Start(t, cfg)                       // the same data directory and addresses
 		mu.Lock()
 		nodes[victim] = restarted
 		mu.Unlock()
