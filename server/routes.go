@@ -21,6 +21,7 @@ func (s *Server) routeTable(port int, reg *naming.Registry) (*httpapi.Table, err
 	}
 	return httpapi.NewTable(
 		httpapi.CoreRoutes(s, s),
+		httpapi.ViewCheckRoutes(s.CheckViews),
 		httpapi.ActuatorRoutes(s.actuator()),
 		httpapi.MigrateRoutes(s.config, s.auth),
 		// held long polls leave fasthttp until answered (server/httpapi/held.go)

@@ -307,3 +307,17 @@ func (h *coreHandlers) serverState(c *fiber.Ctx) error {
 		EndObject()
 	return SendJSON(c, w.Bytes())
 }
+
+// ViewCheckRoutes is GET /v1/nacosd/views/check: the differences between
+// the node's views of its raft state and the state itself (200 "ok", 500
+// with one difference per line). Node-only with auth on; the fault
+// checker asks every member after healing.
+func ViewCheckRoutes(check func() []string) []Route {
+	return []Route{route(fiber.MethodGet, "/v1/nacosd/views/check", Local, secNode(), func(c *fiber.Ctx) error {
+		if diffs := check(); len(diffs) > 0 {
+			c.Set(fiber.HeaderContentType, ContentTypeText)
+			return c.Status(fiber.StatusInternalServerError).SendString(strings.Join(diffs, "\n"))
+		}
+		return SendText(c, "ok")
+	})}
+}
