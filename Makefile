@@ -35,10 +35,12 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 # go vet and staticcheck (installed at a pinned version from the Go module
-# proxy into bin/tools on first use); both must be clean.
+# proxy into bin/tools on first use); both must be clean. No binary may be
+# tracked (.ci/no-binaries.sh: only the pictures of docs/).
 STATICCHECK_VERSION ?= v0.8.2
 TOOLS := $(CURDIR)/bin/tools
 lint:
+	bash .ci/no-binaries.sh
 	$(GO) vet ./...
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(TOOLS)/staticcheck -checks inherit,-ST1005 ./... # error texts are Java's wire messages
