@@ -45,16 +45,12 @@ lint:
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(TOOLS)/staticcheck -checks inherit,-ST1005 ./... # error texts are Java's wire messages
 
-# Each fuzz target for a short while (seeds live in testdata/fuzz and run in `make test`).
+# Every fuzz target in the tree for FUZZTIME each, found rather than listed
+# (.ci/fuzz.sh; --list prints them). Seeds live in testdata/fuzz and run in
+# `make test`.
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzNamingParams -fuzztime $(FUZZTIME)
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzConfigParams -fuzztime $(FUZZTIME)
-	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseBeat -fuzztime $(FUZZTIME)
-	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseMetadata -fuzztime $(FUZZTIME)
-	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)
-	$(GO) test ./compat/ -run '^$$' -fuzz FuzzListeningConfigs -fuzztime $(FUZZTIME)
-	$(GO) test ./compat/ -run '^$$' -fuzz FuzzReadImportZip -fuzztime $(FUZZTIME)
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz.sh
 
 # Go benchmarks, then the HTTP side by side with wrk (Java Nacos 1.4.8 from
 # ../shared/reference when Java 17 is installed, r-nacos when `make rnacos`
