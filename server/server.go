@@ -455,7 +455,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.log.Error("handler panic", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 	}}))
 	if s.auth, err = auth.New(auth.Config{Settings: s.cfg.Auth.Settings(), Store: s.store, Clock: s.cfg.Clock,
-		Logger: s.log.With("component", "auth")}); err != nil {
+		Logger: s.log.With("component", "auth"), ContextPath: s.cfg.ContextPath}); err != nil {
 		return fmt.Errorf("server: start auth: %w", err)
 	}
 	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
