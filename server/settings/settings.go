@@ -166,6 +166,7 @@ func Load(o Options) (*Settings, error) {
 		return nil, err
 	}
 	st.warnJavaOnly(src, jvm)
+	st.warnUnknown(src)
 	return st, nil
 }
 
