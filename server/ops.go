@@ -69,7 +69,7 @@ func (s *Server) startOps() error {
 	if !s.cfg.Standalone {
 		src.Distro = s.distroStats
 	}
-	m := metrics.New(metrics.Config{Clock: s.cfg.Clock, Logger: s.log.With("component", "metrics"), Sources: src})
+	m := metrics.New(metrics.Config{Clock: s.cfg.Clock, Logger: s.log.With("component", "metrics"), Sources: src, Build: s.cfg.Build})
 	s.ops.m.Store(m)
 	if ac := s.cfg.Ops.AccessLog; ac.Enabled {
 		ac.Clock, ac.Logger = s.cfg.Clock, s.log.With("component", "accesslog")

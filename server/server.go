@@ -480,7 +480,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	httpapi.MountNaming(root, httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 		Status: s.status, SysLoad: sysLoad, Distro: httpapi.DistroDeps{Distro: s.distro, Standalone: s.cfg.Standalone,
 			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
-	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
+	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Build: s.cfg.Build, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
 	s.ln = cln             // counted, first-byte deadline (server/limits.go)
 	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
@@ -531,6 +531,9 @@ func (s *Server) Registry() *naming.Registry { return s.registry }
 
 // PushService exposes the UDP push service (tests).
 func (s *Server) PushService() *push.Service { return s.push }
+
+// Build is the running binary's build (httpapi.BuildReporter).
+func (s *Server) Build() buildinfo.Info { return s.cfg.Build }
 
 // RaftAddr is the bound raft address.
 func (s *Server) RaftAddr() string { return s.store.Addr() }
