@@ -30,10 +30,10 @@ type Deps struct {
 	ContextPath string
 	Version     string
 	// Build is the running binary's build, shown in the about box.
-	Build buildinfo.Info
-	Cluster     httpapi.Cluster
-	Config      *config.Service
-	Hub         *live.Hub
+	Build   buildinfo.Info
+	Cluster httpapi.Cluster
+	Config  *config.Service
+	Hub     *live.Hub
 	// Raft reports the CP group status of this node.
 	Raft func() RaftStatus
 	// Distro reports this node's Distro view of each member (cluster
