@@ -465,6 +465,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
 		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
 	}))
+	if s.ops.audit != nil { // who changed what, recorded off the request path (server/audit)
+		s.app.Use(httpapi.Audit(s.cfg.ContextPath, s.ops.audit.Record))
+	}
 	// the @Secured table, before every route (server/httpapi/secured.go)
 	s.app.Use(httpapi.Secured(s.auth, s.cfg.ContextPath, s.config))
 	// CP writes on a follower go to the raft leader
