@@ -4,7 +4,7 @@
 # user would (docker-compose up), each in a scratch copy of this directory
 # on free ports, then checks it answers like a Nacos: readiness, a config
 # round trip, an instance registration, the build's revision, the access log
-# under the mounted logs directory, data kept across a container restart, and — with Debian's
+# and the audit trail under the mounted logs directory, data kept across a container restart, and — with Debian's
 # Prometheus scraping it — every query of docs/grafana/nacosd-dashboard.json.
 #
 # Docker engine as in conformance/ci.sh: Debian's docker.io, started as
@@ -182,6 +182,8 @@ check_standalone() {
   ls "$work/$p.d/standalone-data/raft" >/dev/null || die "standalone: nothing in the mounted data directory"
   grep -q '"GET /nacos/v1/cs/configs?dataId=compose.check&group=G HTTP/1.1" 200' "$work/$p.d"/standalone-logs/access_log.*.log \
     || die "standalone: no access log in the mounted logs directory"
+  grep -q '"action":"config.publish".*"dataId":"compose.check"' "$work/$p.d"/standalone-logs/audit.*.log \
+    || die "standalone: no audit trail in the mounted logs directory"
   dashboard "$port"
   log "standalone: ok (port $port)"
 }
