@@ -170,3 +170,18 @@ func TestGenSecrets(t *testing.T) {
 		t.Fatalf("gen-secrets -env output refused: %v\n%v", err, env)
 	}
 }
+
+// TestMakeRunPort: `make run PORT=8850` serves on 8850 (the target had
+// 8848 written in).
+func TestMakeRunPort(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	out, err := exec.Command("make", "-s", "-n", "-C", "../../..", "run", "PORT=8850").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), "-port 8850 ") {
+		t.Errorf("make run PORT=8850 runs:\n%s", out)
+	}
+}
