@@ -169,17 +169,19 @@ func (l *Log) run() {
 		select {
 		case s := <-l.queue:
 			l.write(s)
+			reported = l.gap(reported)
 			// the queue drained: the lines reach the file
 			if len(l.queue) == 0 {
 				l.flush()
 			}
 		case <-t.C:
+			reported = l.gap(reported)
 			l.flush()
 		case <-l.closing:
 			for len(l.queue) > 0 {
 				l.write(<-l.queue)
 			}
-			reported = l.gap(reported)
+			l.gap(reported)
 			l.flush()
 			if l.f != nil {
 				if err := l.f.Close(); err != nil && l.werr == nil {
@@ -188,7 +190,6 @@ func (l *Log) run() {
 			}
 			return
 		}
-		reported = l.gap(reported)
 	}
 }
 
