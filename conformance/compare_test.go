@@ -25,3 +25,22 @@ func TestCompareExtends(t *testing.T) {
 		}
 	}
 }
+
+// TestServerStateComparedAsExtension: the corpus compares
+// /v1/console/server/state so (nacosd adds its build to Java's keys).
+func TestServerStateComparedAsExtension(t *testing.T) {
+	t.Parallel()
+	reqs, err := LoadCorpus("corpus")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range reqs {
+		if r.Name == "console.state" {
+			if r.Compare != "extends" {
+				t.Errorf("console.state compares %q", r.Compare)
+			}
+			return
+		}
+	}
+	t.Error("no console.state in the corpus")
+}
