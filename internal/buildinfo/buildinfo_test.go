@@ -68,7 +68,7 @@ func main() { fmt.Print(buildinfo.Read().String()) }
 		t.Fatal(err)
 	}
 	// the program must be inside the module to import an internal package
-	prog, err := os.MkdirTemp(".", "linktest-")
+	prog, err := os.MkdirTemp(".", "_linktest-") // "_": never picked up by ./... if left behind
 	if err != nil {
 		t.Fatal(err)
 	}
