@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // TZ works in the scratch docker image, which has no zoneinfo
 
@@ -36,6 +37,19 @@ func main() {
 // version or gen-secrets. Help and the commands' output go to stdout, logs
 // and errors to stderr.
 func dispatch(ctx context.Context, args []string, lookupEnv func(string) (string, bool), stdout, stderr io.Writer) error {
+	// The image's entrypoint puts Spring's --spring.config.additional-location=…
+	// before whatever `docker run IMAGE …` adds: a command may follow
+	// such property arguments (they mean nothing to it).
+	cmd := 0
+	for cmd < len(args) && strings.HasPrefix(args[cmd], "--") && strings.Contains(args[cmd], ".") {
+		cmd++
+	}
+	if cmd < len(args) {
+		switch args[cmd] {
+		case "migrate", "version", "-version", "--version", "gen-secrets", "help":
+			args = args[cmd:]
+		}
+	}
 	if len(args) > 0 {
 		switch args[0] {
 		case "migrate":

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -183,5 +184,19 @@ func TestMakeRunPort(t *testing.T) {
 	}
 	if !strings.Contains(string(out), "-port 8850 ") {
 		t.Errorf("make run PORT=8850 runs:\n%s", out)
+	}
+}
+
+// TestCommandAfterEntrypointProperties: `docker run IMAGE version` reaches
+// the command though the image's entrypoint passes a Spring property first.
+func TestCommandAfterEntrypointProperties(t *testing.T) {
+	var out bytes.Buffer
+	args := []string{"--spring.config.additional-location=file:/home/nacos/init.d/custom.properties,file:/home/nacos/conf/application.properties", "version"}
+	if err := dispatch(context.Background(), args, noEnv, &out, io.Discard); err != nil || !strings.HasPrefix(out.String(), "nacosd ") {
+		t.Fatalf("version after a property: %v %q", err, out.String())
+	}
+	out.Reset()
+	if err := dispatch(context.Background(), append(args[:1:1], "gen-secrets", "-env"), noEnv, &out, io.Discard); err != nil || !strings.Contains(out.String(), "NACOS_AUTH_TOKEN=") {
+		t.Fatalf("gen-secrets after a property: %v %q", err, out.String())
 	}
 }
