@@ -4,8 +4,18 @@ BIN := bin/nacosd
 
 .PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
 
+# The binary knows its build (`nacosd version`, the start-up log, metrics,
+# the console): the go command stamps the VCS revision unless -buildvcs=false
+# (.ci/run sets it) or the checkout is a git worktree, so the revision, its
+# time and whether the tree had changes are also passed with -X
+# (internal/buildinfo); without git they are left out.
+BUILDINFO := github.com/nacosd/nacosd/internal/buildinfo
+VCS_LDFLAGS = $(shell rev=$$(git rev-parse HEAD 2>/dev/null) && \
+	echo "-X $(BUILDINFO).revision=$$rev -X $(BUILDINFO).revisionTime=$$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)" \
+	"-X $(BUILDINFO).modified=$$(test -z "$$(git status --porcelain 2>/dev/null)" && echo false || echo true)")
+
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -o $(BIN) ./server/cmd/nacosd
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags "$(VCS_LDFLAGS)" -o $(BIN) ./server/cmd/nacosd
 
 # The docker image (Dockerfile: a drop-in for nacos/nacos-server:v1.4.x).
 IMAGE ?= nacosd:local
@@ -18,9 +28,11 @@ docker: build
 docker-check:
 	bash docker/compose/check.sh
 
-# Standalone server on :8848, context path /nacos, data under ./data.
+# Standalone server on PORT (default 8848; raft on PORT-1000), context path
+# /nacos, data under ./data: `make run PORT=8850`.
+PORT = 8848
 run: build
-	./$(BIN) -mode standalone -port 8848 -context-path /nacos -data-dir ./data
+	./$(BIN) -mode standalone -port $(PORT) -context-path /nacos -data-dir ./data
 
 # A three-node cluster on 127.0.0.1:8848, :8858, :8868 (homes under ./cluster).
 run-cluster: build
@@ -35,24 +47,22 @@ test-short:
 	$(GO) test -short -count=1 ./...
 
 # go vet and staticcheck (installed at a pinned version from the Go module
-# proxy into bin/tools on first use); both must be clean.
+# proxy into bin/tools on first use); both must be clean. No binary may be
+# tracked (.ci/no-binaries.sh: only the pictures of docs/).
 STATICCHECK_VERSION ?= v0.8.2
 TOOLS := $(CURDIR)/bin/tools
 lint:
+	bash .ci/no-binaries.sh
 	$(GO) vet ./...
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(TOOLS)/staticcheck -checks inherit,-ST1005 ./... # error texts are Java's wire messages
 
-# Each fuzz target for a short while (seeds live in testdata/fuzz and run in `make test`).
+# Every fuzz target in the tree for FUZZTIME each, found rather than listed
+# (.ci/fuzz.sh; --list prints them). Seeds live in testdata/fuzz and run in
+# `make test`.
 FUZZTIME ?= 20s
 fuzz:
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzNamingParams -fuzztime $(FUZZTIME)
-	$(GO) test ./server/ -run '^$$' -fuzz FuzzConfigParams -fuzztime $(FUZZTIME)
-	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseBeat -fuzztime $(FUZZTIME)
-	$(GO) test ./server/naming/ -run '^$$' -fuzz FuzzParseMetadata -fuzztime $(FUZZTIME)
-	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)
-	$(GO) test ./compat/ -run '^$$' -fuzz FuzzListeningConfigs -fuzztime $(FUZZTIME)
-	$(GO) test ./compat/ -run '^$$' -fuzz FuzzReadImportZip -fuzztime $(FUZZTIME)
+	GO=$(GO) FUZZTIME=$(FUZZTIME) bash .ci/fuzz.sh
 
 # Go benchmarks, then the HTTP side by side with wrk (Java Nacos 1.4.8 from
 # ../shared/reference when Java 17 is installed, r-nacos when `make rnacos`

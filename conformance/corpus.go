@@ -52,9 +52,11 @@ type CorpusRequest struct {
 	// "unordered" (as all, but JSON
 	// bodies compared with object keys and array elements in any order:
 	// for answers whose order follows Java's hash tables through a
-	// history nacosd does not replay), "status" (status and content type
-	// only, for answers that carry machine state such as load figures) or
-	// "none".
+	// history nacosd does not replay), "extends" (as keys, but nacosd's
+	// JSON object may carry keys Java's lacks: nacosd's own additions, such
+	// as the build in /v1/console/server/state), "status" (status and
+	// content type only, for answers that carry machine state such as load
+	// figures) or "none".
 	Compare string
 	// Upload, when set, sends Body as a zip file in a multipart form:
 	// {field, filename}; the body holds the zip entries as
@@ -142,7 +144,7 @@ func ParseCorpus(r io.Reader) ([]CorpusRequest, error) {
 			cur.Captures = append(cur.Captures, Capture{name, re})
 		case strings.HasPrefix(line, "# compare "):
 			cur.Compare = strings.TrimSpace(line[len("# compare "):])
-			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" && cur.Compare != "unordered" && cur.Compare != "keys" {
+			if cur.Compare != "all" && cur.Compare != "status" && cur.Compare != "none" && cur.Compare != "unordered" && cur.Compare != "keys" && cur.Compare != "extends" {
 				return nil, fmt.Errorf("conformance: corpus line %d: compare %q", n, cur.Compare)
 			}
 		case strings.HasPrefix(line, "# upload-zip "):
@@ -485,9 +487,18 @@ func compareResponses(mode string, ref, n CorpusResponse) string {
 	if ref.Body == n.Body {
 		return ""
 	}
-	if mode == "unordered" || mode == "keys" {
+	if mode == "unordered" || mode == "keys" || mode == "extends" {
 		va, okA := decodeNumbers(ref.Body)
 		vb, okB := decodeNumbers(n.Body)
+		if ma, ok := va.(map[string]any); ok && mode == "extends" {
+			if mb, ok := vb.(map[string]any); ok {
+				for k := range mb {
+					if _, java := ma[k]; !java {
+						delete(mb, k)
+					}
+				}
+			}
+		}
 		if okA && okB {
 			ca, cb := canonical(va, mode == "unordered"), canonical(vb, mode == "unordered")
 			if ca == cb {

@@ -2,9 +2,11 @@ package raftstore
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 
@@ -65,7 +67,66 @@ func (a *hclogAdapter) Log(level hclog.Level, msg string, args ...any) {
 	if !a.enabled(level) {
 		return
 	}
-	a.l.Log(context.Background(), slogLevel(level), msg, args...)
+	a.l.Log(context.Background(), slogLevel(level), msg, slogArgs(args)...)
+}
+
+// slogArgs turns hclog's key/value arguments into slog's, rendering the
+// values hclog gives a meaning (hclog.Fmt's Format, Hex, Octal, Binary,
+// Quote, a captured stack trace) as hclog's own formatter does; slog
+// would print Format as the slice it is ("[%+v [...]]"). Keys that are
+// not strings are formatted, and a value without a key gets hclog's
+// EXTRA_VALUE_AT_END rather than slog's !BADKEY.
+func slogArgs(args []any) []any {
+	if len(args) == 0 {
+		return nil
+	}
+	out := make([]any, 0, len(args)+1)
+	if len(args)%2 == 0 {
+		return pairs(out, args)
+	}
+	last := args[len(args)-1]
+	out = pairs(out, args[:len(args)-1])
+	if st, ok := last.(hclog.CapturedStacktrace); ok {
+		return append(out, "stacktrace", string(st))
+	}
+	return append(out, hclog.MissingKey, last)
+}
+
+func pairs(out, args []any) []any {
+	for i := 0; i+1 < len(args); i += 2 {
+		var key string
+		switch k := args[i].(type) {
+		case string:
+			key = k
+		default:
+			key = fmt.Sprint(k)
+		}
+		out = append(out, key, hclogValue(args[i+1]))
+	}
+	return out
+}
+
+func hclogValue(v any) any {
+	switch v := v.(type) {
+	case hclog.Format:
+		if len(v) > 0 {
+			if f, ok := v[0].(string); ok {
+				return fmt.Sprintf(f, v[1:]...)
+			}
+		}
+		return fmt.Sprint([]any(v)...)
+	case hclog.Hex:
+		return "0x" + strconv.FormatUint(uint64(v), 16)
+	case hclog.Octal:
+		return "0" + strconv.FormatUint(uint64(v), 8)
+	case hclog.Binary:
+		return "0b" + strconv.FormatUint(uint64(v), 2)
+	case hclog.Quote:
+		return string(v) // the handler quotes what needs quoting
+	case hclog.CapturedStacktrace:
+		return string(v)
+	}
+	return v
 }
 
 func (a *hclogAdapter) Trace(msg string, args ...any) { a.Log(hclog.Trace, msg, args...) }
@@ -84,7 +145,7 @@ func (a *hclogAdapter) ImpliedArgs() []any { return a.implied }
 
 func (a *hclogAdapter) With(args ...any) hclog.Logger {
 	c := *a
-	c.base = a.base.With(args...)
+	c.base = a.base.With(slogArgs(args)...)
 	c.l = c.base.With("logger", a.name)
 	c.implied = append(a.implied[:len(a.implied):len(a.implied)], args...)
 	return &c

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
@@ -25,7 +26,7 @@ func TestHclogAdapter(t *testing.T) {
 	for _, want := range []string{
 		`level=DEBUG msg="debug msg" logger=raft k=1`,
 		`level=WARN msg="warn msg" peer=p1 logger=raft.transport err=boom`,
-		`level=ERROR msg="odd args" logger=raft !BADKEY=dangling`,
+		`level=ERROR msg="odd args" logger=raft EXTRA_VALUE_AT_END=dangling`,
 		`level=ERROR msg="std msg" logger=raft`,
 	} {
 		if !strings.Contains(out, want) {
@@ -53,4 +54,69 @@ func TestHclogAdapter(t *testing.T) {
 	if got := l.With("x", 1).ImpliedArgs(); len(got) != 2 {
 		t.Errorf("ImpliedArgs = %v", got)
 	}
+}
+
+// TestHclogAdapterValues: hclog's value types are rendered as hclog renders
+// them, not as the structs slog would print (raft logs its configuration
+// with hclog.Fmt("%+v", servers), which came out as servers="[%+v [...]]").
+func TestHclogAdapterValues(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	sl := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	l := newHclogAdapter(sl, "raft")
+	type server struct{ ID, Address string }
+	l.Info("initial configuration", "index", 1, "servers", hclog.Fmt("%+v", []server{{"a", "127.0.0.1:7848"}}))
+	l.Info("numbers", "hex", hclog.Hex(255), "oct", hclog.Octal(8), "bin", hclog.Binary(5), "q", hclog.Quote(`a"b`))
+	l.With("pct", hclog.Fmt("%0.2f%%", 12.5)).Info("implied")
+	l.Info("key types", 7, "seven")
+	l.Error("odd args", "dangling")
+	out := buf.String()
+	for _, want := range []string{
+		`msg="initial configuration" logger=raft index=1 servers="[{ID:a Address:127.0.0.1:7848}]"`,
+		`hex=0xff oct=010 bin=0b101 q="a\"b"`,
+		`pct=12.50% logger=raft`,
+		`msg="key types" logger=raft 7=seven`,
+		`msg="odd args" logger=raft EXTRA_VALUE_AT_END=dangling`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %s:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "%+v") || strings.Contains(out, "BADKEY") {
+		t.Errorf("unformatted hclog values:\n%s", out)
+	}
+}
+
+// TestRaftStartLogFormatted: a real store's start-up lines (raft's
+// "initial configuration" among them) carry no unformatted hclog value.
+func TestRaftStartLogFormatted(t *testing.T) {
+	t.Parallel()
+	var buf syncBuffer
+	l := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	s := mustOpen(t, testConfig(t, l, t.TempDir()))
+	_ = s.Close()
+	out := buf.String()
+	if !strings.Contains(out, "initial configuration") {
+		t.Fatalf("raft did not log its configuration:\n%s", out)
+	}
+	if strings.Contains(out, "%+v") || strings.Contains(out, "%#v") || strings.Contains(out, "BADKEY") {
+		t.Errorf("unformatted hclog values:\n%s", out)
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }

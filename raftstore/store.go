@@ -45,6 +45,7 @@ type Store struct {
 	bolt   *raftboltdb.BoltStore
 	logs   *logStore // bolt, remembering its last failed write
 	locks  keyLocks  // per-key locks of Update
+	dir    *dirLock  // the directory's lock (dirlock_unix.go)
 
 	compactor *compactor // size-triggered snapshots (compact.go)
 
@@ -97,6 +98,11 @@ func (s *Store) open() error {
 	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
 		return fmt.Errorf("raftstore: create dir %s: %w", cfg.Dir, err)
 	}
+	lock, err := lockDir(cfg.Dir)
+	if err != nil {
+		return err
+	}
+	s.dir = lock
 	hl := newHclogAdapter(s.log, "raft")
 
 	dbPath := filepath.Join(cfg.Dir, "raft.db")
@@ -477,6 +483,7 @@ func (s *Store) shutdown() {
 				errs = append(errs, err)
 			}
 		}
+		s.dir.release()
 		s.closeErr = errors.Join(errs...)
 	})
 }

@@ -432,9 +432,15 @@ func TestOpenLockedDir(t *testing.T) {
 	s, cfg := newTestStore(t)
 	_ = s
 	_, err := Open(cfg)
-	if err == nil || !strings.Contains(err.Error(), "raftstore: open log store") {
+	var le *LockedError
+	if !errors.As(err, &le) || le.PID != os.Getpid() || !strings.Contains(err.Error(), "already open in this process") {
 		t.Fatalf("second Open on a used dir: %v", err)
 	}
+	// once the first store is closed the directory opens again
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	mustOpen(t, cfg)
 }
 
 func TestConfigValidate(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/server/accesslog"
+	"github.com/nacosd/nacosd/server/audit"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/metrics"
 )
@@ -26,6 +27,9 @@ type OpsConfig struct {
 	// AccessLog is written when AccessLog.Enabled; Clock, Logger and the
 	// redacted identity header are filled in by the server.
 	AccessLog accesslog.Config
+	// AuditDir, when set, is where the audit trail is written
+	// (nacosd.audit-log, nacosd.audit-dir; server/audit).
+	AuditDir string
 }
 
 // minFreeDisk is Spring Boot's diskSpace health threshold (10 MB).
@@ -37,6 +41,7 @@ const minFreeDisk = 10 << 20
 type opsState struct {
 	m      atomic.Pointer[metrics.Metrics]
 	access *accesslog.Log
+	audit  *audit.Log
 }
 
 func (o *opsState) pushAcked(next func(time.Duration)) func(time.Duration) {
@@ -70,7 +75,7 @@ func (s *Server) startOps() error {
 	if !s.cfg.Standalone {
 		src.Distro = s.distroStats
 	}
-	m := metrics.New(metrics.Config{Clock: s.cfg.Clock, Logger: s.log.With("component", "metrics"), Sources: src})
+	m := metrics.New(metrics.Config{Clock: s.cfg.Clock, Logger: s.log.With("component", "metrics"), Sources: src, Build: s.cfg.Build})
 	s.ops.m.Store(m)
 	if ac := s.cfg.Ops.AccessLog; ac.Enabled {
 		ac.Clock, ac.Logger = s.cfg.Clock, s.log.With("component", "accesslog")
@@ -82,6 +87,13 @@ func (s *Server) startOps() error {
 			return fmt.Errorf("server: access log: %w", err)
 		}
 		s.ops.access = l
+	}
+	if dir := s.cfg.Ops.AuditDir; dir != "" {
+		l, err := audit.Open(audit.Config{Dir: dir, Clock: s.cfg.Clock, Logger: s.log.With("component", "audit")})
+		if err != nil {
+			return fmt.Errorf("server: audit log: %w", err)
+		}
+		s.ops.audit = l
 	}
 	return nil
 }
@@ -154,16 +166,20 @@ func (s *Server) health() error {
 	return nil
 }
 
-// closeOps stops the daily metrics timer and flushes the access log; call
-// it after HTTP serving has stopped.
+// closeOps stops the daily metrics timer and flushes the access log and
+// the audit trail; call it after HTTP serving has stopped.
 func (s *Server) closeOps() error {
 	if m := s.ops.m.Swap(nil); m != nil {
 		m.Close()
 	}
-	if s.ops.access != nil {
-		return s.ops.access.Close()
+	var errs []error
+	if s.ops.audit != nil {
+		errs = append(errs, s.ops.audit.Close())
 	}
-	return nil
+	if s.ops.access != nil {
+		errs = append(errs, s.ops.access.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // modeName is the start-up log's mode.

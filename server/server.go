@@ -25,6 +25,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/distro"
+	"github.com/nacosd/nacosd/internal/buildinfo"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/internal/connlimit"
 	"github.com/nacosd/nacosd/raftstore"
@@ -92,6 +93,10 @@ type Config struct {
 	MaxConns int
 	Clock    clock.Clock
 	Logger   *slog.Logger
+	// Build is the running binary's build (version, VCS revision): logged,
+	// in metrics (nacosd_build_info), in /v1/console/server/state and the
+	// console. DefaultConfig reads it; zero means unknown.
+	Build buildinfo.Info
 
 	// The fields below come from the Java-style configuration (package
 	// server/settings: conf/application.properties, -D flags, Spring's
@@ -188,7 +193,7 @@ type AuthConfig struct {
 // DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
 func DefaultConfig() Config {
 	return Config{Host: "", Port: 8848, ContextPath: "/nacos", DataDir: "data", Standalone: true,
-		Clock: clock.Real{}, Logger: slog.Default()}
+		Clock: clock.Real{}, Logger: slog.Default(), Build: buildinfo.Read()}
 }
 
 // Validate checks the configuration.
@@ -275,9 +280,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		}
 	}()
 	s.started = time.Now()
-	ln, err := net.Listen("tcp", net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port)))
+	addr := net.JoinHostPort(s.cfg.Host, strconv.Itoa(s.cfg.Port))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("server: listen on port %d: %w", s.cfg.Port, err)
+		return fmt.Errorf("server: %w", portTaken(fmt.Errorf("listen on port %d: %w", s.cfg.Port, err),
+			fmt.Sprintf("HTTP port %d", s.cfg.Port), addr, "choose another port (-port, server.port, SERVER_PORT)"))
 	}
 	s.ln = ln
 	port := ln.Addr().(*net.TCPAddr).Port
@@ -349,7 +356,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		rc.HeartbeatTimeout, rc.ElectionTimeout, rc.LeaderLeaseTimeout, rc.CommitTimeout = d, d, d, 5*time.Millisecond
 	}
 	if s.store, err = raftstore.Open(rc); err != nil {
-		return fmt.Errorf("server: open raft store: %w", err)
+		return fmt.Errorf("server: %w", portTaken(fmt.Errorf("open raft store: %w", err),
+			"raft address "+raftAddr, raftAddr, "choose another HTTP port (raft uses port − 1000) or -raft-addr"))
 	}
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("server: start: %w", err)
@@ -451,7 +459,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		s.log.Error("handler panic", "method", c.Method(), "path", c.Path(), "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 	}}))
 	if s.auth, err = auth.New(auth.Config{Settings: s.cfg.Auth.Settings(), Store: s.store, Clock: s.cfg.Clock,
-		Logger: s.log.With("component", "auth")}); err != nil {
+		Logger: s.log.With("component", "auth"), ContextPath: s.cfg.ContextPath}); err != nil {
 		return fmt.Errorf("server: start auth: %w", err)
 	}
 	if err := s.auth.Bootstrap(ctx); err != nil && !errors.Is(err, raftstore.ErrNotLeader) {
@@ -461,6 +469,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
 		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
 	}))
+	if s.ops.audit != nil { // who changed what, recorded off the request path (server/audit)
+		s.app.Use(httpapi.Audit(s.cfg.ContextPath, s.ops.audit.Record))
+	}
 	// the route table: every route with its class and @Secured check; the
 	// gate in front of them checks, and sends each write where it is
 	// decided (server/routes.go, server/httpapi/gate.go)
@@ -486,7 +497,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.startClusterLoops(ctx)
 	s.log.Info("nacosd started", "http", ln.Addr().String(), "contextPath", s.cfg.ContextPath, "dataDir", s.cfg.DataDir,
 		"raft", s.store.Addr(), "push", s.push.Addr().String(), "startup", time.Since(s.started).Round(time.Millisecond).String(), "auth", s.cfg.Auth.Enabled,
-		"mode", s.modeName(), "members", s.memberAddrs(), "home", s.cfg.Home)
+		"mode", s.modeName(), "members", s.memberAddrs(), "home", s.cfg.Home, "version", s.cfg.Build.Version)
 	return nil
 }
 
@@ -522,6 +533,9 @@ func (s *Server) Registry() *naming.Registry { return s.registry }
 
 // PushService exposes the UDP push service (tests).
 func (s *Server) PushService() *push.Service { return s.push }
+
+// Build is the running binary's build (httpapi.BuildReporter).
+func (s *Server) Build() buildinfo.Info { return s.cfg.Build }
 
 // RaftAddr is the bound raft address.
 func (s *Server) RaftAddr() string { return s.store.Addr() }

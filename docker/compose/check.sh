@@ -3,8 +3,8 @@
 # Dockerfile and starts the compose examples of docker/compose/ the way a
 # user would (docker-compose up), each in a scratch copy of this directory
 # on free ports, then checks it answers like a Nacos: readiness, a config
-# round trip, an instance registration, the access log under the mounted
-# logs directory, data kept across a container restart, and — with Debian's
+# round trip, an instance registration, the build's revision, the access log
+# and the audit trail under the mounted logs directory, data kept across a container restart, and — with Debian's
 # Prometheus scraping it — every query of docs/grafana/nacosd-dashboard.json.
 #
 # Docker engine as in conformance/ci.sh: Debian's docker.io, started as
@@ -169,6 +169,12 @@ check_standalone() {
   wait_ready "$p" "$port"
   smoke "$port"
   eventually "standalone: /actuator/prometheus (exposed by init.d/custom.properties) lacks ipCount 1" scraped_ip_count "$port"
+  # the image's binary knows the commit it was built from (make build)
+  local rev
+  if rev=$(git rev-parse HEAD 2>/dev/null); then
+    grep -q "\"nacosd_revision\":\"$rev\"" <<<"$(curl -s -m 10 "http://127.0.0.1:$port/nacos/v1/console/server/state")" \
+      || die "standalone: /v1/console/server/state does not name revision $rev"
+  fi
   # the same container restarted keeps its data in the mounted data dir
   NACOSD_IMAGE="$image" NACOS_PORT=$port docker-compose -p "$p" -f "$(compose_file "$p")" restart >/dev/null 2>&1
   wait_ready "$p" "$port"
@@ -176,6 +182,8 @@ check_standalone() {
   ls "$work/$p.d/standalone-data/raft" >/dev/null || die "standalone: nothing in the mounted data directory"
   grep -q '"GET /nacos/v1/cs/configs?dataId=compose.check&group=G HTTP/1.1" 200' "$work/$p.d"/standalone-logs/access_log.*.log \
     || die "standalone: no access log in the mounted logs directory"
+  grep -q '"action":"config.publish".*"dataId":"compose.check"' "$work/$p.d"/standalone-logs/audit.*.log \
+    || die "standalone: no audit trail in the mounted logs directory"
   dashboard "$port"
   log "standalone: ok (port $port)"
 }

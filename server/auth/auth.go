@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,6 +67,9 @@ type Config struct {
 	Limits Limits
 	// BcryptCost is the cost of new password hashes (Java: 10).
 	BcryptCost int
+	// ContextPath is the server's context path ("/nacos"; "" or "/" for
+	// none), for the paths messages name.
+	ContextPath string
 }
 
 // Service is the access-control domain of one node.
@@ -181,7 +185,8 @@ func (s *Service) Bootstrap(ctx context.Context) error {
 	}
 	if s.Enabled() {
 		if u := s.tables.get().byName[DefaultUser]; u != nil && u.Password == defaultUserHash {
-			s.log.Warn("auth is enabled and user nacos still has the default password nacos: change it (PUT /nacos/v1/auth/users)")
+			ctx := strings.TrimSuffix(s.cfg.ContextPath, "/")
+			s.log.Warn(fmt.Sprintf("auth is enabled and user nacos still has the default password nacos: change it on the console's Users page (%s/#/users) or with PUT %s/v1/auth/users", ctx, ctx))
 		}
 	}
 	return nil

@@ -1,11 +1,13 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -455,5 +457,27 @@ func TestLoginSameWorkForUnknownUsers(t *testing.T) {
 	defer s10.Close()
 	if c, _ := bcrypt.Cost(s10.dummy); c != 10 {
 		t.Fatalf("default dummy cost %d, want Java's 10", c)
+	}
+}
+
+// TestDefaultPasswordWarningUsesContextPath: the warning names the API
+// under the server's own context path (it said /nacos whatever it was).
+func TestDefaultPasswordWarningUsesContextPath(t *testing.T) {
+	for _, tc := range []struct{ ctx, want string }{{"/registry", "PUT /registry/v1/auth/users"}, {"", "PUT /v1/auth/users"}, {"/nacos", "PUT /nacos/v1/auth/users"}} {
+		var buf bytes.Buffer
+		log := slog.New(slog.NewTextHandler(&buf, nil))
+		s, err := New(Config{Settings: onSettings(), Store: raftstoretest.New(t), Clock: clocktest.New(time.Now()), Logger: log,
+			BcryptCost: 4, ContextPath: tc.ctx})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+		if !strings.Contains(buf.String(), "default password") || !strings.Contains(buf.String(), tc.want) ||
+			(tc.ctx != "/nacos" && strings.Contains(buf.String(), "/nacos/")) {
+			t.Errorf("context path %q: warning lacks %q:\n%s", tc.ctx, tc.want, buf.String())
+		}
 	}
 }

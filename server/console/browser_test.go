@@ -158,6 +158,10 @@ func TestBrowserConfigs(t *testing.T) {
 	b.clickButton("Stop beta")
 	b.clickIn("dialog[open]", "Stop beta")
 	admin.waitConfig(t, "app.yaml", "DEFAULT_GROUP", "", "port: 9090\nname: demo")
+	// the editor is back to the content everyone gets, and a normal publish
+	b.waitJS("the editor after Stop beta", `!document.querySelector('.editform .alert.info') &&
+		document.querySelector('.cm-content').innerText.includes('port: 9090') && !document.querySelector('.cm-content').innerText.includes('7070') &&
+		!document.querySelector('input[name=betaOn]').checked && document.querySelector('#publish').innerText === 'Publish…'`)
 
 	// the list (search by content) and the detail with MD5 and modifier
 	mustOK(t, admin.do("POST", "/v1/cs/configs", nil, url.Values{"dataId": {"other.properties"}, "group": {"DEFAULT_GROUP"}, "content": {"a=1"}}), "other")
@@ -225,12 +229,20 @@ func TestBrowserConfigs(t *testing.T) {
 	// before it); the beta never entered the history, as on Java
 	b.route("#/history?dataId=app.yaml&group=DEFAULT_GROUP")
 	b.waitText("table.grid", "updated")
+	// versions count app.yaml's own records (its creation and its update;
+	// other.properties, clone and import wrote records in between)
+	var versions []string
+	b.eval(`[...document.querySelectorAll('table.grid tbody [data-testid=version]')].map((e) => e.innerText)`, &versions)
+	if strings.Join(versions, ",") != "2,1" {
+		t.Fatalf("history versions %v, want 2,1", versions)
+	}
 	b.shot("history")
 	b.clickIn("table.grid tbody tr:first-child", "Compare with current")
 	b.waitText("dialog[open] [data-testid=diff]", "port: 9090")
 	b.clickIn("dialog[open]", "Back to editing")
 	b.clickIn("table.grid tbody tr:first-child", "Roll back") // the update: it holds port 8080
 	b.waitJS("the rollback diff", `(() => { const d = document.querySelector('dialog[open] [data-testid=diff]'); return !!d && d.innerText.includes('port: 8080'); })()`)
+	b.waitText("dialog[open]", "Roll back app.yaml: restore the content from before this update (version 2, updated")
 	b.shot("history-rollback")
 	b.run("confirm rollback", clickQuery("#confirm-publish"))
 	admin.waitConfig(t, "app.yaml", "DEFAULT_GROUP", "", "port: 8080\nname: demo")

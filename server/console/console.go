@@ -10,6 +10,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/buildinfo"
 	"github.com/nacosd/nacosd/server/config"
 	"github.com/nacosd/nacosd/server/console/live"
 	"github.com/nacosd/nacosd/server/httpapi"
@@ -28,9 +29,11 @@ type RaftStatus struct {
 type Deps struct {
 	ContextPath string
 	Version     string
-	Cluster     httpapi.Cluster
-	Config      *config.Service
-	Hub         *live.Hub
+	// Build is the running binary's build, shown in the about box.
+	Build   buildinfo.Info
+	Cluster httpapi.Cluster
+	Config  *config.Service
+	Hub     *live.Hub
 	// Raft reports the CP group status of this node.
 	Raft func() RaftStatus
 	// Distro reports this node's Distro view of each member (cluster
@@ -81,12 +84,19 @@ func notAvailable(what string) error {
 func (h *handlers) infoJSON() []byte {
 	auth := h.AuthEnabled != nil && h.AuthEnabled()
 	standalone := h.Cluster == nil || h.Cluster.Standalone()
-	w := compat.NewJSON(128)
+	w := compat.NewJSON(320)
 	w.BeginObject().
 		Key("version").Str(h.Version).
 		Key("authEnabled").Bool(auth).
 		Key("standalone").Bool(standalone).
 		Key("contextPath").Str(h.ContextPath).
+		Key("build").BeginObject().
+		Key("version").Str(h.Build.Version).
+		Key("revision").Str(h.Build.Revision).
+		Key("revisionTime").Str(h.Build.TimeText()).
+		Key("modified").Bool(h.Build.Modified).
+		Key("go").Str(h.Build.GoVersion).
+		EndObject().
 		EndObject()
 	return w.Bytes()
 }

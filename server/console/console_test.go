@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/buildinfo"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -25,7 +26,7 @@ func TestConsolePageAndAssets(t *testing.T) {
 			t.Fatalf("%s: %d %.300s", p, r.Status, r.Body)
 		}
 		// the page carries ui/info, so the first screen needs no round trip for it
-		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos"}</script>`) {
+		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos","build":{"version":"`) {
 			t.Fatalf("%s does not carry the info: %s", p, r.Body)
 		}
 		if r.Header.Get("Cache-Control") != "no-cache" || !strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'self'") {
@@ -68,15 +69,30 @@ func TestConsolePageAndAssets(t *testing.T) {
 		t.Fatalf("unknown asset: %d", r.Status)
 	}
 	// the 1.x console endpoints are untouched
-	if r := n.Do("GET", "/nacos/v1/console/server/state", nil, nil, nil); r.Body != `{"version":"1.4.8","standalone_mode":"standalone","function_mode":null}` {
+	if r := n.Do("GET", "/nacos/v1/console/server/state", nil, nil, nil); !strings.HasPrefix(r.Body, `{"version":"1.4.8","standalone_mode":"standalone","function_mode":null,"nacosd_version":"`) {
 		t.Fatalf("server/state: %s", r.Body)
 	}
 }
 
 func TestConsoleInfoAndCluster(t *testing.T) {
-	n := startNode(t)
-	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); r.Body != `{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos"}` {
+	cfg := servertest.Config(t)
+	cfg.Build = buildinfo.Info{Version: "v0.0.0-20261206031000-0123456789ab", Revision: "0123456789abcdef",
+		Time: time.Date(2026, 12, 6, 3, 10, 0, 0, time.UTC), Modified: true, GoVersion: "go1.26.8"}
+	cfg.Ops.ExposePrometheus = true
+	n := servertest.Start(t, cfg)
+	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); r.Body != `{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos",`+
+		`"build":{"version":"v0.0.0-20261206031000-0123456789ab","revision":"0123456789abcdef","revisionTime":"2026-12-06T03:10:00Z","modified":true,"go":"go1.26.8"}}` {
 		t.Fatalf("info: %s", r.Body)
+	}
+	// beside the version clients read, the build
+	if r := n.Do("GET", "/nacos/v1/console/server/state", nil, nil, nil); r.Body != `{"version":"1.4.8","standalone_mode":"standalone","function_mode":null,`+
+		`"nacosd_version":"v0.0.0-20261206031000-0123456789ab","nacosd_revision":"0123456789abcdef","nacosd_revision_time":"2026-12-06T03:10:00Z"}` {
+		t.Fatalf("server/state: %s", r.Body)
+	}
+	// and in the metrics
+	if r := n.Do("GET", "/nacos/actuator/prometheus", nil, nil, nil); r.Status != 200 ||
+		!strings.Contains(r.Body, `nacosd_build_info{goversion="go1.26.8",revision="0123456789abcdef",revision_time="2026-12-06T03:10:00Z",version="v0.0.0-20261206031000-0123456789ab"} 1`) {
+		t.Fatalf("metrics lack nacosd_build_info:\n%s", r.Body)
 	}
 	var v struct {
 		Standalone bool

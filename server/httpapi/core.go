@@ -12,6 +12,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/buildinfo"
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/cluster"
 )
@@ -292,19 +293,33 @@ func (h *coreHandlers) readiness(c *fiber.Ctx) error {
 	return SendText(c, "OK")
 }
 
+// BuildReporter is what a Cluster may also implement to show the running
+// build in /v1/console/server/state.
+type BuildReporter interface {
+	Build() buildinfo.Info
+}
+
 // serverState is GET /v1/console/server/state; nacosd has no function mode,
-// so function_mode is null.
+// so function_mode is null. After Java's keys come nacosd's build (its
+// version, VCS revision and revision time), beside the Nacos version
+// clients read.
 func (h *coreHandlers) serverState(c *fiber.Ctx) error {
 	mode := "cluster"
 	if h.cl.Standalone() {
 		mode = "standalone"
 	}
-	w := compat.NewJSON(80)
+	w := compat.NewJSON(200)
 	w.BeginObject().
 		Key("version").Str(compat.NacosVersion).
 		Key("standalone_mode").Str(mode).
-		Key("function_mode").Null().
-		EndObject()
+		Key("function_mode").Null()
+	if br, ok := h.cl.(BuildReporter); ok {
+		b := br.Build()
+		w.Key("nacosd_version").Str(b.Version).
+			Key("nacosd_revision").Str(b.Revision).
+			Key("nacosd_revision_time").Str(b.TimeText())
+	}
+	w.EndObject()
 	return SendJSON(c, w.Bytes())
 }
 

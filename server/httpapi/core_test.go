@@ -7,10 +7,12 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/internal/buildinfo"
 )
 
 type fakeCluster struct {
@@ -269,5 +271,24 @@ func TestCoreReport(t *testing.T) {
 		if r.status != tc.status || !okBody || r.contentType != wantCT {
 			t.Errorf("%s: %d %q %s\nwant %d %q %s", tc.name, r.status, r.contentType, r.body, tc.status, wantCT, tc.want)
 		}
+	}
+}
+
+type buildCluster struct{ *fakeCluster }
+
+func (buildCluster) Build() buildinfo.Info {
+	return buildinfo.Info{Version: "v1.2.3", Revision: "abc", Time: time.Date(2026, 12, 6, 3, 10, 0, 0, time.UTC)}
+}
+
+// TestServerStateBuild: a node that knows its build shows it after Java's keys.
+func TestServerStateBuild(t *testing.T) {
+	t.Parallel()
+	cl := testCluster()
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandler(log)})
+	MountCore(app.Group("/nacos"), buildCluster{cl}, cl)
+	r := doCore(t, app, "GET", "/nacos/v1/console/server/state", "", "")
+	if r.body != `{"version":"1.4.8","standalone_mode":"cluster","function_mode":null,"nacosd_version":"v1.2.3","nacosd_revision":"abc","nacosd_revision_time":"2026-12-06T03:10:00Z"}` {
+		t.Errorf("state = %s", r.body)
 	}
 }

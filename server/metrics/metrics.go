@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/nacosd/nacosd/internal/buildinfo"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/server/config"
 	"github.com/nacosd/nacosd/server/naming"
@@ -62,6 +63,8 @@ type Config struct {
 	// nacos_monitor counters (time.Local when nil).
 	Location *time.Location
 	Logger   *slog.Logger
+	// Build labels nacosd_build_info (version, VCS revision, Go version).
+	Build buildinfo.Info
 }
 
 // Metrics is the registry and its event meters. Safe for concurrent use.
@@ -116,6 +119,12 @@ func New(cfg Config) *Metrics {
 		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 	})
 	m.java = m.newJavaMeters()
+	build := prometheus.NewGauge(prometheus.GaugeOpts{Name: "nacosd_build_info",
+		Help: "Always 1; the labels say which build runs: module version, VCS revision and its time, Go version.",
+		ConstLabels: prometheus.Labels{"version": cfg.Build.Version, "revision": cfg.Build.Revision,
+			"revision_time": cfg.Build.TimeText(), "goversion": cfg.Build.GoVersion}})
+	build.Set(1)
+	m.reg.MustRegister(build)
 	m.reg.MustRegister(m.http, m.httpMax, m.ackHist, m.java.notify, m.java.notifyMax, m.java.exc,
 		&nacosCollector{m: m}, &nacosdCollector{m: m}, &compatCollector{m: m}, &gcCollector{m: m},
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

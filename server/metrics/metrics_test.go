@@ -8,6 +8,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/nacosd/nacosd/internal/buildinfo"
 	"github.com/nacosd/nacosd/internal/clock/clocktest"
 	"github.com/nacosd/nacosd/server/config"
 	"github.com/nacosd/nacosd/server/naming"
@@ -158,5 +159,18 @@ func TestHTTPRequests(t *testing.T) {
 	clk.Advance(40 * time.Second) // 120 s: expired
 	if v := values(t, m); v[maxKey] != 0 || v[key+"_count"] != 2 {
 		t.Fatalf("after 120 s: max %v count %v", v[maxKey], v[key+"_count"])
+	}
+}
+
+// TestBuildInfo: nacosd_build_info says which build runs.
+func TestBuildInfo(t *testing.T) {
+	f := &fakeSources{raft: map[string]string{}}
+	m := New(Config{Sources: f.sources(), Clock: clocktest.New(time.Now()),
+		Build: buildinfo.Info{Version: "v0.0.0-20261206031000-0123456789ab", Revision: "0123456789abcdef",
+			Time: time.Date(2026, 12, 6, 3, 10, 0, 0, time.UTC), GoVersion: "go1.26.8"}})
+	defer m.Close()
+	key := "nacosd_build_info{goversion=go1.26.8,revision=0123456789abcdef,revision_time=2026-12-06T03:10:00Z,version=v0.0.0-20261206031000-0123456789ab}"
+	if v, ok := values(t, m)[key]; !ok || v != 1 {
+		t.Errorf("%s = %v, %v", key, v, ok)
 	}
 }

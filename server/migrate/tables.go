@@ -105,7 +105,7 @@ func mysqlConfig(dsn, user, password string) (*mysql.Config, error) {
 	if rest, ok := strings.CutPrefix(dsn, "jdbc:mysql://"); ok {
 		u, err := url.Parse("mysql://" + rest)
 		if err != nil {
-			return nil, fmt.Errorf("migrate: mysql url %q: %w", dsn, err)
+			return nil, fmt.Errorf("migrate: mysql url %q is not a URL", redactDSN(dsn))
 		}
 		cfg = mysql.NewConfig()
 		cfg.Net, cfg.Addr, cfg.DBName = "tcp", u.Host, strings.TrimPrefix(u.Path, "/")
@@ -125,7 +125,7 @@ func mysqlConfig(dsn, user, password string) (*mysql.Config, error) {
 		cfg.Passwd = password
 	}
 	if cfg.DBName == "" {
-		return nil, fmt.Errorf("migrate: mysql dsn %q names no database", dsn)
+		return nil, fmt.Errorf("migrate: mysql dsn %q names no database", redactDSN(dsn))
 	}
 	if cfg.Params == nil {
 		cfg.Params = map[string]string{}
@@ -134,6 +134,25 @@ func mysqlConfig(dsn, user, password string) (*mysql.Config, error) {
 	cfg.ParseTime = false // times are read as text, in the Java server's zone
 	cfg.Timeout = 10 * time.Second
 	return cfg, nil
+}
+
+// redactDSN is a MySQL DSN or jdbc: URL as it may be shown: its password
+// (user:password@, or a password parameter) hidden.
+func redactDSN(dsn string) string {
+	if rest, ok := strings.CutPrefix(dsn, "jdbc:mysql://"); ok {
+		return "jdbc:" + RedactURL("mysql://"+rest)
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		if at := strings.LastIndexByte(dsn, '@'); at >= 0 {
+			return "***" + dsn[at:] // user:password@…: everything before the @
+		}
+		return dsn
+	}
+	if cfg.Passwd != "" {
+		cfg.Passwd = "***"
+	}
+	return cfg.FormatDSN()
 }
 
 func (t *mysqlTables) describe() string { return "MySQL " + t.dsn }

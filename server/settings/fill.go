@@ -454,6 +454,21 @@ func (r *reader) fillOps(st *Settings, home string) error {
 	if al.Enabled {
 		st.note("access log", "dir", al.Dir, "pattern", al.Pattern, "from", from)
 	}
+	auditOn, afrom, err := r.boolean("nacosd.audit-log", true)
+	if err != nil {
+		return err
+	}
+	if auditOn {
+		adir, _, err := r.str("nacosd.audit-dir", "logs")
+		if err != nil {
+			return err
+		}
+		if adir = strings.TrimSpace(adir); !filepath.IsAbs(adir) {
+			adir = filepath.Join(home, adir)
+		}
+		st.Config.Ops.AuditDir = adir
+		st.note("audit log", "dir", adir, "from", afrom)
+	}
 	include, ifrom, err := r.list("management.endpoints.web.exposure.include")
 	if err != nil {
 		return err

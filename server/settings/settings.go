@@ -30,7 +30,7 @@ type Options struct {
 	LookupEnv func(string) (string, bool)
 	// WorkDir is the working directory: the default nacos.home.
 	WorkDir string
-	// Output receives --help.
+	// Output receives --help (stdout); errors are returned instead.
 	Output io.Writer
 	// Interfaces overrides the network interfaces used to pick the
 	// advertised address (tests); nil reads the system's.
@@ -166,6 +166,7 @@ func Load(o Options) (*Settings, error) {
 		return nil, err
 	}
 	st.warnJavaOnly(src, jvm)
+	st.warnUnknown(src)
 	return st, nil
 }
 
@@ -173,7 +174,9 @@ func Load(o Options) (*Settings, error) {
 // and nacosd's flags, and records each in its layer.
 func parseArgs(args []string, src *sources, out io.Writer) error {
 	fs := flag.NewFlagSet("nacosd", flag.ContinueOnError)
-	fs.SetOutput(out)
+	// the flag package would print the usage on any error: only --help
+	// gets it (on out: stdout), an error is returned for stderr
+	fs.SetOutput(io.Discard)
 	vals := map[string]*string{}
 	bools := map[string]*bool{}
 	for _, f := range flagProps {
@@ -186,11 +189,13 @@ func parseArgs(args []string, src *sources, out io.Writer) error {
 	}
 	mode := fs.String("mode", "", "standalone or cluster (Java: -Dnacos.standalone=true / startup.sh -m) [MODE, NACOSD_MODE] (default standalone)")
 	standalone := fs.Bool("standalone", true, "same as -mode=standalone (Java: -Dnacos.standalone=true)")
-	fs.Usage = func() {
+	usage := func() {
 		fmt.Fprint(out, `nacosd: a Nacos 1.4.8-compatible server (naming /nacos/v1/ns, config /nacos/v1/cs).
 
 Usage: nacosd [flags] [-Dproperty=value ...] [--property=value ...]
        nacosd migrate [flags]   (copy a Java Nacos into nacosd; nacosd migrate -h)
+       nacosd gen-secrets       (the properties that turn auth on, with fresh secrets)
+       nacosd version           (this build: version, VCS revision and time; also --version)
 
 Configuration is read as Java Nacos reads it, highest precedence first:
 flags and --property=value, -Dproperty=value, the nacos/nacos-server image's
@@ -200,8 +205,11 @@ NACOS_CORE_AUTH_ENABLED, ...), then <home>/conf/application.properties.
 Each flag below names its property and environment variables.
 
 `)
+		fs.SetOutput(out)
 		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
 	}
+	fs.Usage = func() {}
 	var rest []string
 	for _, a := range args {
 		if k, v, ok := parseDefine(a); ok {
@@ -222,10 +230,14 @@ Each flag below names its property and environment variables.
 		rest = append(rest, a)
 	}
 	if err := fs.Parse(rest); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			usage()
+			return err
+		}
+		return fmt.Errorf("%w (nacosd --help lists the flags)", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %s", strings.Join(fs.Args(), " "))
+		return fmt.Errorf("unexpected arguments: %s (nacosd --help lists the flags and commands)", strings.Join(fs.Args(), " "))
 	}
 	var modeErr error
 	modeSet, standaloneSet := false, false

@@ -26,6 +26,7 @@ const (
 type value struct {
 	raw  string
 	from string
+	name string // the property name as written (the layers key it canonical)
 }
 
 // sources holds every layer keyed by canonical property name, and the
@@ -36,10 +37,13 @@ type sources struct {
 	// envAliases are extra environment names of a property (NACOSD_PORT for
 	// server.port), looked up in layerEnv after Spring's relaxed names.
 	envAliases map[string][]string
+	// read records the canonical names looked up (tests check that the
+	// properties unknown.go lists cover them)
+	read map[string]bool
 }
 
 func newSources(getenv func(string) (string, bool)) *sources {
-	s := &sources{getenv: getenv, envAliases: map[string][]string{}}
+	s := &sources{getenv: getenv, envAliases: map[string][]string{}, read: map[string]bool{}}
 	for i := range s.layers {
 		s.layers[i] = map[string]value{}
 	}
@@ -55,7 +59,7 @@ func canonical(name string) string {
 }
 
 func (s *sources) set(l layer, name, raw, from string) {
-	s.layers[l][canonical(name)] = value{raw: raw, from: from}
+	s.layers[l][canonical(name)] = value{raw: raw, from: from, name: strings.TrimSpace(name)}
 }
 
 // envNames lists the environment variable names Spring Boot 2.7 maps to
@@ -82,6 +86,7 @@ func envNames(name string) []string {
 // raw returns the highest-priority value of name, unresolved.
 func (s *sources) raw(name string) (value, layer, bool) {
 	key := canonical(name)
+	s.read[key] = true
 	for l := layer(0); l < layerCount; l++ {
 		if l == layerEnv {
 			for _, n := range envNames(name) {

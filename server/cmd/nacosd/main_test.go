@@ -25,23 +25,37 @@ import (
 func noEnv(string) (string, bool) { return "", false }
 
 func TestHelpListsFlags(t *testing.T) {
-	var out bytes.Buffer
-	err := run(context.Background(), []string{"--help"}, noEnv, &out)
-	if !errors.Is(err, flag.ErrHelp) {
-		t.Fatalf("--help: %v", err)
-	}
-	for _, f := range []string{"-port", "-context-path", "-data-dir", "-mode", "-log-level", "NACOS_SERVER_PORT"} {
-		if !strings.Contains(out.String(), f) {
-			t.Errorf("help lacks %s:\n%s", f, out.String())
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		var out, errOut bytes.Buffer
+		err := dispatch(context.Background(), args, noEnv, &out, &errOut)
+		if !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("%v: %v", args, err)
+		}
+		for _, f := range []string{"-port", "-context-path", "-data-dir", "-mode", "-log-level", "NACOS_SERVER_PORT", "gen-secrets", "version"} {
+			if !strings.Contains(out.String(), f) {
+				t.Errorf("%v: help on stdout lacks %s:\n%s", args, f, out.String())
+			}
+		}
+		if errOut.Len() > 0 {
+			t.Errorf("%v: help wrote to stderr: %s", args, errOut.String())
 		}
 	}
 }
 
 func TestRejectsBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-log-level", "loud"}, {"-mode", "cluster", "-data-dir", t.TempDir()}, {"-port", "70000"}, {"extra"}} {
-		if err := run(context.Background(), args, noEnv, io.Discard); err == nil {
+	for _, args := range [][]string{{"-log-level", "loud"}, {"-mode", "cluster", "-data-dir", t.TempDir()}, {"-port", "70000"}, {"extra"}, {"-nosuch"}} {
+		var out, errOut bytes.Buffer
+		err := dispatch(context.Background(), args, noEnv, &out, &errOut)
+		if err == nil {
 			t.Errorf("%v: no error", args)
 		}
+		if out.Len() > 0 {
+			t.Errorf("%v: wrote to stdout: %s", args, out.String())
+		}
+	}
+	err := dispatch(context.Background(), []string{"-nosuch"}, noEnv, io.Discard, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "flag provided but not defined: -nosuch (nacosd --help lists the flags)") {
+		t.Errorf("unknown flag: %v", err)
 	}
 }
 

@@ -86,7 +86,7 @@ Usage:
 		o.MySQLLocation = loc
 	}
 	if *bridge {
-		fmt.Fprintln(stderr, "nacosd migrate -bridge: mirroring ephemeral instances between", o.From, "and", o.To, "until interrupted")
+		fmt.Fprintln(stderr, "nacosd migrate -bridge: mirroring ephemeral instances between", migrate.RedactURL(o.From), "and", migrate.RedactURL(o.To), "until interrupted")
 		return migrate.Bridge(ctx, o, migrate.BridgeOptions{Interval: *bridgeEvery, Report: func(r migrate.BridgeRound) {
 			fmt.Fprintf(stderr, "%s %s\n", time.Now().Format("15:04:05"), r)
 		}})

@@ -3,9 +3,9 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import './app.css';
 import { get, session, setLoginHandler } from './api.js';
-import { go, href, useRoute } from './router.js';
+import { go, href, isGlobal, replace, useRoute } from './router.js';
 import { loadNamespaces, setState, useStore } from './store.js';
-import { Catch, ErrorBox, Toasts, afterFirstData, installKeys, labelTables, toast } from './ui.jsx';
+import { Catch, Dialog, ErrorBox, Toasts, afterFirstData, installKeys, labelTables, toast } from './ui.jsx';
 import { Login, logout } from './pages/login.jsx';
 import { Configs } from './pages/configs.jsx';
 import { ConfigEdit } from './pages/configedit.jsx';
@@ -41,28 +41,79 @@ const routes = {
   '/permissions': Permissions,
 };
 
-function NamespaceSwitcher() {
+// switchNamespace makes ns the console's namespace and writes it into the
+// current route, so the address bar is a link to what is shown.
+function switchNamespace(ns) {
+  setState({ namespace: ns });
+  const { path, q } = parseRoute();
+  replace(path, { ...q, namespace: ns, tenant: undefined });
+}
+
+function parseRoute() {
+  const h = location.hash.replace(/^#/, '') || '/';
+  const i = h.indexOf('?');
+  return { path: i < 0 ? h : h.slice(0, i), q: Object.fromEntries(new URLSearchParams(i < 0 ? '' : h.slice(i + 1))) };
+}
+
+function NamespaceSwitcher({ ns }) {
   const st = useStore();
+  const list = st.namespaces.length ? st.namespaces : [{ namespace: '', namespaceShowName: 'public' }];
+  const known = list.some((n) => n.namespace === ns);
   return (
     <label class="ns-switch">
       <span>Namespace</span>
-      <select id="namespace" value={st.namespace} onChange={(e) => setState({ namespace: e.target.value })}>
-        {(st.namespaces.length ? st.namespaces : [{ namespace: '', namespaceShowName: 'public' }]).map((n) => (
+      <select id="namespace" value={ns} onChange={(e) => switchNamespace(e.target.value)}>
+        {list.map((n) => (
           <option value={n.namespace}>{n.namespaceShowName}{n.namespace ? ` (${n.namespace})` : ''}</option>
         ))}
+        {!known && st.namespaces.length > 0 && <option value={ns}>{ns} (no such namespace)</option>}
       </select>
     </label>
   );
 }
 
-function Header({ info, menu, onMenu }) {
+// javaRoutes maps the Java 1.4.8 console's routes (bookmarks, links in
+// wikis) to this console's: [path, parameter renames].
+const javaRoutes = {
+  '/welcome': ['/configs', {}],
+  '/configurationManagement': ['/configs', {}],
+  '/newconfig': ['/configs/edit', {}],
+  '/configeditor': ['/configs/edit', {}],
+  '/configdetail': ['/configs/detail', {}],
+  '/historyRollback': ['/history', { historyDataId: 'dataId', historyGroup: 'group' }],
+  '/listeningToQuery': ['/listeners', { listeningDataId: 'dataId', listeningGroup: 'group' }],
+  '/serviceManagement': ['/services', {}],
+  '/serviceDetail': ['/services/detail', { groupName: 'group' }],
+  '/subscriberList': ['/services/detail', { groupName: 'group' }],
+  '/namespace': ['/namespaces', {}],
+  '/clusterManagement': ['/cluster', {}],
+  '/userManagement': ['/users', {}],
+  '/rolesManagement': ['/roles', {}],
+  '/permissionsManagement': ['/permissions', {}],
+};
+
+// canonicalRoute is where a route lands: the bare URL and Java's routes
+// become this console's; null when the route is one already.
+function canonicalRoute(path, q) {
+  if (path === '/' || path === '') return { path: '/configs', q };
+  const j = javaRoutes[path];
+  if (!j) return null;
+  const out = {};
+  for (const [k, v] of Object.entries(q)) out[j[1][k] || k] = v;
+  if (path === '/newconfig') out.new = '1';
+  if (path === '/subscriberList') out.tab = 'subscribers';
+  return { path: j[0], q: out };
+}
+
+function Header({ info, menu, onMenu, ns, onAbout }) {
   const s = session();
   return (
     <header class="top">
       <button class="icon menu" aria-label="Menu" aria-expanded={menu ? 'true' : 'false'} onClick={onMenu}>☰</button>
-      <a class="brand" href="#/configs">nacosd <small>{info ? info.version : ''}</small></a>
-      <NamespaceSwitcher />
+      <a class="brand" href={href('/configs')}>nacosd <small>{info ? info.version : ''}</small></a>
+      <NamespaceSwitcher ns={ns} />
       <div class="user">
+        <button class="link" onClick={onAbout}>About</button>
         {info && !info.authEnabled && <span class="muted small" title="nacos.core.auth.enabled=false">auth off</span>}
         {s ? (
           <>
@@ -102,6 +153,28 @@ function Nav({ path, open, onPick, info }) {
   );
 }
 
+// About says which server this is: the Nacos API it speaks and the build
+// of nacosd (version, commit and its time), as `nacosd version` does.
+function About({ info, onClose }) {
+  const b = info.build || {};
+  const rows = [
+    ['Nacos API', info.version],
+    ['nacosd', b.version || 'unknown'],
+    ['Commit', b.revision ? b.revision + (b.modified ? ' (with local changes)' : '') : 'unknown (built without VCS information)'],
+    ['Commit time', b.revisionTime || 'unknown'],
+    ['Go', b.go || 'unknown'],
+    ['Mode', info.standalone ? 'standalone' : 'cluster'],
+    ['Context path', info.contextPath || '/'],
+  ];
+  return (
+    <Dialog title="About nacosd" onClose={onClose} footer={<button class="primary" autofocus onClick={onClose}>Close</button>}>
+      <dl class="props" data-testid="about">
+        {rows.map(([k, v]) => <><dt>{k}</dt><dd><code>{v}</code></dd></>)}
+      </dl>
+    </Dialog>
+  );
+}
+
 // embeddedInfo is the server's ui/info carried by the page (no round trip
 // before the first screen); null when the page has none.
 function embeddedInfo() {
@@ -114,11 +187,33 @@ function embeddedInfo() {
 }
 
 function App() {
-  const { path, q } = useRoute();
+  const route = useRoute();
+  const canon = canonicalRoute(route.path, route.q);
+  const { path, q } = canon || route;
   const [info, setInfo] = useState(embeddedInfo);
   const [bootError, setBootError] = useState(null);
   const [menu, setMenu] = useState(false);
+  const [about, setAbout] = useState(false);
   const st = useStore();
+  // the namespace a link names (namespace=, or tenant= as in the API) wins
+  // over the one remembered from the last visit
+  const linkNs = q.namespace !== undefined ? q.namespace : q.tenant;
+  const ns = linkNs !== undefined ? linkNs : st.namespace;
+  const needLogin = !!info && path !== '/login' && info.authEnabled && !session();
+
+  // Navigation happens after the render, never during it: the route's
+  // hashchange listener exists by then (a navigation during the first
+  // render went unseen and left the page empty).
+  useEffect(() => {
+    if (location.hash !== route.hash) return; // a newer navigation is on its way
+    if (linkNs !== undefined && linkNs !== st.namespace) setState({ namespace: linkNs });
+    if (needLogin) {
+      go('/login', { next: href(path, { ...q, namespace: ns }).slice(1) });
+    } else if (canon || (linkNs === undefined && !isGlobal(path))) {
+      // the address bar shows the canonical route with its namespace
+      replace(path, { ...q, namespace: ns, tenant: undefined });
+    }
+  });
 
   useEffect(() => {
     setLoginHandler((msg) => {
@@ -136,30 +231,24 @@ function App() {
   }, []);
 
   useEffect(() => {
-    if (!info || path === '/login' || (info.authEnabled && !session())) return;
+    if (!info || path === '/login' || needLogin) return;
     afterFirstData(() => loadNamespaces().then(() => setBootError(null), setBootError));
   }, [info, path === '/login']);
 
   if (!info) return <p class="boot">Loading…</p>;
   if (path === '/login') return <><Login info={info} next={q.next} why={q.why} /><Toasts /></>;
-  if (info.authEnabled && !session()) {
-    go('/login', { next: location.hash.slice(1) });
-    return null;
-  }
-  if (path === '/' || path === '') {
-    go('/configs');
-    return null;
-  }
+  if (needLogin) return <p class="boot">Loading…</p>; // the effect above goes to the login
   const Page = routes[path];
   return (
     <div class="shell">
       <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main').focus(); }}>Skip to content</a>
-      <Header info={info} menu={menu} onMenu={() => setMenu(!menu)} />
+      <Header info={info} menu={menu} onMenu={() => setMenu(!menu)} ns={ns} onAbout={() => setAbout(true)} />
       <Nav path={path} open={menu} info={info} onPick={() => setMenu(false)} />
       <main id="main" tabIndex={-1}>
         <ErrorBox error={bootError} />
-        {Page ? <Catch key={path + '|' + st.namespace}><Page q={q} ns={st.namespace} /></Catch> : <p class="alert error">No such page: {path}. <a href="#/configs">Go to configs</a></p>}
+        {Page ? <Catch key={path + '|' + ns}><Page q={q} ns={ns} /></Catch> : <p class="alert error">No such page: {path}. <a href={href('/configs')}>Go to configs</a></p>}
       </main>
+      {about && <About info={info} onClose={() => setAbout(false)} />}
       <Toasts />
     </div>
   );

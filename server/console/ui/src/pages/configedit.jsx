@@ -54,7 +54,7 @@ export function PublishDialog({ title, original, modified, type, onCancel, onCon
 }
 
 export function ConfigEdit({ q, ns }) {
-  if (!q.new && q.dataId && !q.group) return <p class="alert error">No group named in the address. <a href="#/configs">Pick the config from the list</a></p>;
+  if (!q.new && q.dataId && !q.group) return <p class="alert error">No group named in the address. <a href={href('/configs')}>Pick the config from the list</a></p>;
   return <ConfigEditOf q={q} ns={ns} />;
 }
 
@@ -65,6 +65,8 @@ function ConfigEditOf({ q, ns }) {
   const [diff, setDiff] = useState(null);
   const [busy, run] = useBusy();
   const ed = useRef();
+  // bumped to put the loaded content back into the editor (after Stop beta)
+  const [edGen, setEdGen] = useState(0);
   const cur = useLoad(async () => {
     if (isNew) return { config: null, beta: null };
     const [config, beta] = await Promise.all([loadConfig(ns, q.dataId, q.group), loadBeta(ns, q.dataId, q.group).catch(() => null)]);
@@ -129,6 +131,10 @@ function ConfigEditOf({ q, ns }) {
     restData(await del('v1/cs/configs', { beta: 'true', dataId: f.dataId, group: f.group, tenant: ns }));
     toast('Beta stopped');
     await cur.reload();
+    // the beta is over: the editor shows the content everyone gets again,
+    // and the next publish is a normal one
+    setF((x) => ({ ...x, betaOn: false, betaIps: '' }));
+    setEdGen((g) => g + 1);
   });
 
   if (!isNew && cur.data && !c && !beta) {
@@ -140,7 +146,7 @@ function ConfigEditOf({ q, ns }) {
       <PageHead title={isNew ? 'New config' : `Edit ${q.dataId}`}>
         {!isNew && <a class="button" href={href('/configs/detail', { dataId: q.dataId, group: q.group })}>Detail</a>}
         {!isNew && <a class="button" href={href('/history', { dataId: q.dataId, group: q.group })}>History</a>}
-        <a class="button" href="#/configs">Back to list</a>
+        <a class="button" href={href('/configs')}>Back to list</a>
       </PageHead>
       <ErrorBox error={cur.error} retry={cur.reload} />
       {ready && (
@@ -158,7 +164,7 @@ function ConfigEditOf({ q, ns }) {
               <label><input type="radio" name="type" value={t} checked={f.type === t} onChange={set('type')} /> {t.toUpperCase()}</label>
             ))}
           </fieldset>
-          <CodeEditor key={c ? c.md5 : 'new'} value={c ? c.content : ''} type={f.type} editorRef={ed} label={`Content of ${f.dataId || 'the new config'}`} />
+          <CodeEditor key={(c ? c.md5 : 'new') + '|' + edGen} value={c ? c.content : ''} type={f.type} editorRef={ed} label={`Content of ${f.dataId || 'the new config'}`} />
           {invalid && <p class="alert error" role="alert">{invalid.message}{invalid.line ? ` (line ${invalid.line})` : ''}</p>}
           <fieldset class="beta">
             <legend>Beta (gray) release</legend>
@@ -168,7 +174,7 @@ function ConfigEditOf({ q, ns }) {
           </fieldset>
           <ErrorBox error={failure} />
           <div class="buttons sticky">
-            <a class="button" href="#/configs">Cancel</a>
+            <a class="button" href={href('/configs')}>Cancel</a>
             <button class="primary" type="submit" id="publish" disabled={busy}>{f.betaOn ? 'Publish beta…' : 'Publish…'}</button>
           </div>
         </form>

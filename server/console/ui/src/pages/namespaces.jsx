@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, put, restData } from '../api.js';
 import { href } from '../router.js';
-import { loadNamespaces, setState } from '../store.js';
+import { loadNamespaces } from '../store.js';
 import { Dialog, ErrorBox, Field, PageHead, confirm, toast, useBusy, useLoad } from '../ui.jsx';
 
 export function Namespaces() {
@@ -39,8 +39,8 @@ export function Namespaces() {
                 <td>{n.configCount}</td>
                 <td>{n.quota}</td>
                 <td class="actions">
-                  <a href={href('/configs')} onClick={() => setState({ namespace: n.namespace })}>Configs</a>
-                  <a href={href('/services')} onClick={() => setState({ namespace: n.namespace })}>Services</a>
+                  <a href={href('/configs', { namespace: n.namespace })}>Configs</a>
+                  <a href={href('/services', { namespace: n.namespace })}>Services</a>
                   {n.type !== 0 && <button class="link" onClick={() => edit(n)}>Edit</button>}
                   {n.type !== 0 && <button class="link danger" onClick={() => remove(n)}>Delete</button>}
                 </td>
