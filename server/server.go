@@ -469,9 +469,6 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	s.app.Use(shedLoad(cln, softConns, s.cfg.ContextPath, func(c *fiber.Ctx) bool {
 		return s.auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) })
 	}))
-	if s.ops.audit != nil { // who changed what, recorded off the request path (server/audit)
-		s.app.Use(httpapi.Audit(s.cfg.ContextPath, s.ops.audit.Record))
-	}
 	// the route table: every route with its class and @Secured check; the
 	// gate in front of them checks, and sends each write where it is
 	// decided (server/routes.go, server/httpapi/gate.go)
@@ -480,6 +477,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		return err
 	}
 	s.routes = table
+	if s.ops.audit != nil { // who changed what, recorded off the request path (server/audit)
+		s.app.Use(httpapi.Audit(s.cfg.ContextPath, table, s.ops.audit.Record))
+	}
 	s.app.Use(httpapi.Gate(httpapi.GateDeps{Table: table, ContextPath: s.cfg.ContextPath, Auth: s.auth, Objects: s.config,
 		Raft: s.store, Forward: s.forwardToLeader, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
 		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}))

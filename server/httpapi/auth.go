@@ -23,23 +23,23 @@ func AuthRoutes(a *auth.Service) []Route {
 		rs = append(rs,
 			route(fiber.MethodPost, base+"/login", Local, nil, h.login),
 			route(fiber.MethodGet, base, Read, admin(auth.ActionRead, "console/users"), h.listUsers),
-			route(fiber.MethodPost, base, CP, admin(auth.ActionWrite, "console/users"), h.createUser),
-			route(fiber.MethodDelete, base, CP, admin(auth.ActionWrite, "console/users"), h.deleteUser),
-			route(fiber.MethodPut, base, CP, admin(auth.ActionWrite, "console/user/password"), h.updateUser),
+			audited(route(fiber.MethodPost, base, CP, admin(auth.ActionWrite, "console/users"), h.createUser), "user.create", []string{"username"}, nil),
+			audited(route(fiber.MethodDelete, base, CP, admin(auth.ActionWrite, "console/users"), h.deleteUser), "user.delete", []string{"username"}, nil),
+			audited(route(fiber.MethodPut, base, CP, admin(auth.ActionWrite, "console/user/password"), h.updateUser), "user.update", []string{"username"}, nil),
 			route(fiber.MethodGet, base+"/search", Read, admin(auth.ActionWrite, "console/users"), h.searchUsers),
 			// deprecated, reads Spring Security's context, which the default
 			// setup never fills: Java answers a NullPointerException
-			route(fiber.MethodPut, base+"/password", Local, nil, func(c *fiber.Ctx) error { return compat.ServerError("") }),
+			audited(route(fiber.MethodPut, base+"/password", Local, nil, func(c *fiber.Ctx) error { return compat.ServerError("") }), "user.password", nil, nil),
 		)
 	}
 	rs = append(rs,
 		route(fiber.MethodGet, "/v1/auth/roles", Read, admin(auth.ActionRead, "console/roles"), h.listRoles),
 		route(fiber.MethodGet, "/v1/auth/roles/search", Read, admin(auth.ActionRead, "console/roles"), h.searchRoles),
-		route(fiber.MethodPost, "/v1/auth/roles", CP, admin(auth.ActionWrite, "console/roles"), h.addRole),
-		route(fiber.MethodDelete, "/v1/auth/roles", CP, admin(auth.ActionWrite, "console/roles"), h.deleteRole),
+		audited(route(fiber.MethodPost, "/v1/auth/roles", CP, admin(auth.ActionWrite, "console/roles"), h.addRole), "role.add", []string{"role", "username"}, nil),
+		audited(route(fiber.MethodDelete, "/v1/auth/roles", CP, admin(auth.ActionWrite, "console/roles"), h.deleteRole), "role.delete", []string{"role", "username"}, nil),
 		route(fiber.MethodGet, "/v1/auth/permissions", Read, admin(auth.ActionRead, "console/permissions"), h.listPermissions),
-		route(fiber.MethodPost, "/v1/auth/permissions", CP, admin(auth.ActionWrite, "console/permissions"), h.addPermission),
-		route(fiber.MethodDelete, "/v1/auth/permissions", CP, admin(auth.ActionWrite, "console/permissions"), h.deletePermission),
+		audited(route(fiber.MethodPost, "/v1/auth/permissions", CP, admin(auth.ActionWrite, "console/permissions"), h.addPermission), "permission.add", []string{"role", "resource", "action"}, nil),
+		audited(route(fiber.MethodDelete, "/v1/auth/permissions", CP, admin(auth.ActionWrite, "console/permissions"), h.deletePermission), "permission.delete", []string{"role", "resource", "action"}, nil),
 	)
 	// any other method: Spring's HttpRequestMethodNotSupportedException
 	// through ConsoleExceptionHandler

@@ -47,8 +47,10 @@ func ConfigRoutes(d ConfigDeps) []Route {
 	w := h.wrap
 	routes := withHead([]Route{
 		route(fiber.MethodGet, "/v1/cs/configs", Read, withExtra(cfgR(), configReadExtra), w(h.getDispatch)),
-		route(fiber.MethodPost, "/v1/cs/configs", CP, withExtra(cfgW(), configWriteExtra), w(h.postDispatch)),
-		route(fiber.MethodDelete, "/v1/cs/configs", CP, withExtra(cfgW(), configDeleteExtra), w(h.deleteDispatch)),
+		audited(route(fiber.MethodPost, "/v1/cs/configs", CP, withExtra(cfgW(), configWriteExtra), w(h.postDispatch)),
+			"config.publish", append(auditConfig[:len(auditConfig):len(auditConfig)], "policy"), refinePublish),
+		audited(route(fiber.MethodDelete, "/v1/cs/configs", CP, withExtra(cfgW(), configDeleteExtra), w(h.deleteDispatch)),
+			"config.delete", []string{"tenant", "group", "dataId", "tag", "ids"}, refineDelete),
 		route(fiber.MethodGet, "/v1/cs/configs/catalog", Read, cfgR(), w(h.catalog)),
 		route(fiber.MethodPost, "/v1/cs/configs/listener", Read, withExtra(cfgR(), listenerExtra), w(h.listen)),
 		route(fiber.MethodGet, "/v1/cs/configs/listener", Read, cfgR(), w(h.listeners)),
@@ -59,7 +61,7 @@ func ConfigRoutes(d ConfigDeps) []Route {
 		route(fiber.MethodGet, "/v1/cs/communication/configWatchers", Local, secNode(), w(h.configWatchers)),
 		route(fiber.MethodGet, "/v1/cs/communication/watcherConfigs", Local, secNode(), w(h.watcherConfigs)),
 		route(fiber.MethodPost, "/v1/cs/ops/localCache", Local, secNode(), w(h.text200)),
-		route(fiber.MethodPut, "/v1/cs/ops/log", Local, secNode(), w(opsLog("200"))),
+		audited(route(fiber.MethodPut, "/v1/cs/ops/log", Local, secNode(), w(opsLog("200"))), "log.level", []string{"logName", "logLevel"}, nil),
 		route(fiber.MethodGet, "/v1/cs/health", Read, nil, w(h.health)),
 		route(fiber.MethodGet, "/v1/cs/ops/derby", Read, secFixed(auth.ActionRead, "nacos/admin", false), w(h.derby)),
 	}, w(methodNotSupported))

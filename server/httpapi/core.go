@@ -69,12 +69,12 @@ func CoreRoutes(cl Cluster, mb Membership) []Route {
 		route(fiber.MethodGet, "/v1/core/cluster/simple/nodes", Read, nil, h.simpleNodes),
 		route(fiber.MethodGet, "/v1/core/cluster/health", Read, nil, h.health),
 		route(fiber.MethodPost, "/v1/core/cluster/report", Local, node(), h.report),
-		route(fiber.MethodPost, "/v1/core/cluster/server/leave", Local, node(), h.leave),
+		audited(route(fiber.MethodPost, "/v1/core/cluster/server/leave", Local, node(), h.leave), "member.leave", nil, nil),
 		route(fiber.MethodPost, "/v1/core/cluster/switch/lookup", Local, node(), h.switchLookup),
 		route(fiber.MethodGet, "/v1/console/health/liveness", Read, nil, h.liveness),
 		route(fiber.MethodGet, "/v1/console/health/readiness", Read, nil, h.readiness),
 		route(fiber.MethodGet, "/v1/console/server/state", Read, nil, h.serverState),
-		route(fiber.MethodPut, "/v1/core/ops/log", Local, node(), opsLog("200")),
+		audited(route(fiber.MethodPut, "/v1/core/ops/log", Local, node(), opsLog("200")), "log.level", []string{"logName", "logLevel"}, nil),
 		route(fiber.MethodGet, "/v1/cmdb/ops/label", Read, nil, cmdbLabel),
 	} {
 		out = append(out, withHead([]Route{rt}, methodNotSupported)...)

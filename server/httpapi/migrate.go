@@ -38,9 +38,9 @@ func MigrateRoutes(cfg ConfigImporter, users UserImporter) []Route {
 	h := &migrateHandlers{cfg: cfg, users: users}
 	admin := func() *Secured { return secFixed(auth.ActionWrite, "console/migrate", true) }
 	return withHead([]Route{
-		route(fiber.MethodPost, "/v1/nacosd/migrate/config", CP, admin(), h.config),
-		route(fiber.MethodPost, "/v1/nacosd/migrate/user", CP, admin(), h.user),
-		route(fiber.MethodPost, "/v1/nacosd/migrate/role", CP, admin(), h.role),
+		audited(route(fiber.MethodPost, "/v1/nacosd/migrate/config", CP, admin(), h.config), "migrate.config", []string{"dryRun"}, nil),
+		audited(route(fiber.MethodPost, "/v1/nacosd/migrate/user", CP, admin(), h.user), "migrate.user", []string{"dryRun"}, nil),
+		audited(route(fiber.MethodPost, "/v1/nacosd/migrate/role", CP, admin(), h.role), "migrate.role", []string{"dryRun"}, nil),
 	}, methodNotSupported)
 }
 

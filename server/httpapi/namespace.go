@@ -22,9 +22,9 @@ func namespaceRoutes(s *config.Service, log *slog.Logger) []Route {
 	ns := func() *Secured { return secFixed(auth.ActionWrite, "console/namespaces", false) }
 	return withHead([]Route{
 		route(fiber.MethodGet, "/v1/console/namespaces", Read, nil, h.get),
-		route(fiber.MethodPost, "/v1/console/namespaces", CP, ns(), h.create),
-		route(fiber.MethodPut, "/v1/console/namespaces", CP, ns(), h.update),
-		route(fiber.MethodDelete, "/v1/console/namespaces", CP, ns(), h.delete),
+		audited(route(fiber.MethodPost, "/v1/console/namespaces", CP, ns(), h.create), "namespace.create", []string{"customNamespaceId", "namespaceName"}, nil),
+		audited(route(fiber.MethodPut, "/v1/console/namespaces", CP, ns(), h.update), "namespace.update", []string{"namespace", "namespaceShowName"}, nil),
+		audited(route(fiber.MethodDelete, "/v1/console/namespaces", CP, ns(), h.delete), "namespace.delete", []string{"namespaceId"}, nil),
 	}, methodNotSupported)
 }
 

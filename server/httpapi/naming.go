@@ -58,6 +58,7 @@ func NamingRoutes(d NamingDeps) []Route {
 	dh := &distroHandlers{d.Distro}
 	nsR, nsW := func() *Secured { return secNaming(auth.ActionRead) }, func() *Secured { return secNaming(auth.ActionWrite) }
 	var rs []Route
+	audit := func(r *Route, action string, params []string) { r.Audit = &AuditSpec{Action: action, Params: params} }
 	add := func(method, path string, class Class, a *Secured, fn fiber.Handler) *Route {
 		r := Route{Method: method, Path: "/v1/ns" + path, Class: class, Auth: a, Handler: fn, Filter: h.trafficRevise}
 		if method == MethodAll { // not looked up by the gate: the handler filters
@@ -67,16 +68,30 @@ func NamingRoutes(d NamingDeps) []Route {
 		return &rs[len(rs)-1]
 	}
 	for _, base := range []string{"/instance", "/api"} {
-		add(fiber.MethodPost, base, AP, nsW(), h.register).ClassOf = h.instanceClass
-		add(fiber.MethodDelete, base, AP, nsW(), h.deregister).ClassOf = h.instanceClass
-		add(fiber.MethodPut, base, AP, nsW(), h.update).ClassOf = h.instanceClass
-		add(fiber.MethodPatch, base, AP, nsW(), h.patch).ClassOf = h.patchClass
+		withUpdate := append(auditInstance[:len(auditInstance):len(auditInstance)], "enabled", "weight")
+		r := add(fiber.MethodPost, base, AP, nsW(), h.register)
+		r.ClassOf = h.instanceClass
+		audit(r, "instance.register", auditInstance)
+		r = add(fiber.MethodDelete, base, AP, nsW(), h.deregister)
+		r.ClassOf = h.instanceClass
+		audit(r, "instance.deregister", auditInstance)
+		r = add(fiber.MethodPut, base, AP, nsW(), h.update)
+		r.ClassOf = h.instanceClass
+		audit(r, "instance.update", withUpdate)
+		r = add(fiber.MethodPatch, base, AP, nsW(), h.patch)
+		r.ClassOf = h.patchClass
+		audit(r, "instance.patch", withUpdate)
 		add(fiber.MethodGet, base, Read, nsR(), h.detail)
 		add(fiber.MethodGet, base+"/list", Read, nsR(), h.list)
 		add(fiber.MethodPut, base+"/beat", AP, nsW(), h.beat)
 		add(fiber.MethodGet, base+"/statuses", Read, secNode(), h.statuses)
-		add(fiber.MethodPut, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(false)).ClassOf = h.metadataClass
-		add(fiber.MethodDelete, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(true)).ClassOf = h.metadataClass
+		batch := []string{"namespaceId", "serviceName", "consistencyType", "instances"}
+		r = add(fiber.MethodPut, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(false))
+		r.ClassOf = h.metadataClass
+		audit(r, "instance.metadata.update", batch)
+		r = add(fiber.MethodDelete, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(true))
+		r.ClassOf = h.metadataClass
+		audit(r, "instance.metadata.delete", batch)
 	}
 	add(fiber.MethodGet, "/api/allDomNames", Read, nil, h.allDomNames)
 	add(fiber.MethodGet, "/api/srvIPXT", Read, nil, h.srvIPXT)
@@ -89,10 +104,10 @@ func NamingRoutes(d NamingDeps) []Route {
 		rs = append(rs, route(fiber.MethodPut, "/v1/nacosd/distro/beats", Local, secNode(), dh.beats))
 	}
 
-	add(fiber.MethodPost, "/service", CP, nsW(), h.createService)
-	add(fiber.MethodDelete, "/service", CP, nsW(), h.deleteService)
+	audit(add(fiber.MethodPost, "/service", CP, nsW(), h.createService), "service.create", auditService)
+	audit(add(fiber.MethodDelete, "/service", CP, nsW(), h.deleteService), "service.delete", auditService)
 	add(fiber.MethodGet, "/service", Read, nsR(), h.getService)
-	add(fiber.MethodPut, "/service", CP, nsW(), h.updateService)
+	audit(add(fiber.MethodPut, "/service", CP, nsW(), h.updateService), "service.update", auditService)
 	add(fiber.MethodGet, "/service/list", Read, nsR(), h.listServices)
 	add(fiber.MethodGet, "/service/names", Read, nsR(), h.serviceNames)
 	add(fiber.MethodPut, "/service/checksum", Local, secNode(), h.serviceChecksum)
@@ -105,19 +120,21 @@ func NamingRoutes(d NamingDeps) []Route {
 
 	add(fiber.MethodGet, "/health/server", Read, nil, h.healthServer)
 	// PUT /health: DefaultResourceParser, "resource name invalid!"
-	add(fiber.MethodPut, "/health", AP, &Secured{action: auth.ActionWrite}, h.setHealth)
-	add(fiber.MethodPut, "/health/instance", AP, &Secured{action: auth.ActionWrite}, h.setHealth)
-	add(fiber.MethodPut, "/cluster", CP, nsW(), h.updateCluster)
+	health := append(auditInstance[:len(auditInstance)-1:len(auditInstance)-1], "healthy")
+	audit(add(fiber.MethodPut, "/health", AP, &Secured{action: auth.ActionWrite}, h.setHealth), "instance.health", health)
+	audit(add(fiber.MethodPut, "/health/instance", AP, &Secured{action: auth.ActionWrite}, h.setHealth), "instance.health", health)
+	audit(add(fiber.MethodPut, "/cluster", CP, nsW(), h.updateCluster), "cluster.update", []string{"namespaceId", "serviceName", "clusterName"})
 
 	for _, base := range []string{"/operator", "/ops"} {
 		add(fiber.MethodGet, base+"/push/state", Read, nil, h.pushState)
 		add(fiber.MethodGet, base+"/switches", Read, nil, h.getSwitches)
-		add(fiber.MethodPut, base+"/switches", CP, secFixed(auth.ActionWrite, "naming/switches", false), h.putSwitches)
+		audit(add(fiber.MethodPut, base+"/switches", CP, secFixed(auth.ActionWrite, "naming/switches", false), h.putSwitches),
+			"switch.update", []string{"entry", "value", "debug"})
 		add(fiber.MethodGet, base+"/metrics", Read, nil, h.metrics)
 		add(fiber.MethodGet, base+"/servers", Read, nil, h.servers)
 		add(fiber.MethodGet, base+"/distro/server", Read, nil, h.distroServer)
 		add(fiber.MethodGet, base+"/distro/status", Read, nil, h.distroStatus)
-		add(fiber.MethodPut, base+"/log", Local, secNode(), opsLog("ok"))
+		audit(add(fiber.MethodPut, base+"/log", Local, secNode(), opsLog("ok")), "log.level", []string{"logName", "logLevel"})
 	}
 	// The old HTTP raft of 1.3 is switched off in every 1.4.8 server once its
 	// members report 1.4+: each endpoint throws IllegalStateException (§7.2).

@@ -69,6 +69,15 @@ type Route struct {
 	// Unserved marks a path nacosd does not serve whose @Secured check
 	// Java runs: checked, then answered as an unknown path.
 	Unserved bool
+	// Audit names the change the audit trail records for the route
+	// (audit.go); nil: not audited (reads, beats, node-to-node calls).
+	Audit *AuditSpec
+}
+
+// audited returns r with its audit trail entry.
+func audited(r Route, action string, params []string, refine func(Params) string) Route {
+	r.Audit = &AuditSpec{Action: action, Params: params, Refine: refine}
+	return r
 }
 
 // classOf is the class of one request on the route.
