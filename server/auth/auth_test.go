@@ -267,21 +267,25 @@ func TestLoginBackoff(t *testing.T) {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
 	}
-	// locked: even the right password is refused, for 1 s
-	err := try("nacos", "nacos", "2.2.2.2")
+	// the pair is locked: even the right password is refused, for 1 s
+	err := try("nacos", "nacos", "1.1.1.1")
 	var le *LockedError
 	if !errors.As(err, &le) || le.RetryAfter != time.Second || status(err) != 429 {
 		t.Fatalf("locked: %v", err)
 	}
+	// never the user on an address that has not failed
+	if err := try("nacos", "nacos", "2.2.2.2"); err != nil {
+		t.Fatalf("user locked out of an address that never failed: %v", err)
+	}
 	clk.Advance(time.Second)
-	if err := try("nacos", "bad", "3.3.3.3"); err != ErrUnknownUser {
+	if err := try("nacos", "bad", "1.1.1.1"); err != ErrUnknownUser {
 		t.Fatal(err)
 	}
-	if err := try("nacos", "nacos", "3.3.3.3"); !errors.As(err, &le) || le.RetryAfter != 2*time.Second {
+	if err := try("nacos", "nacos", "1.1.1.1"); !errors.As(err, &le) || le.RetryAfter != 2*time.Second {
 		t.Fatalf("doubled: %v", err)
 	}
 	clk.Advance(2 * time.Second)
-	if err := try("nacos", "nacos", "3.3.3.3"); err != nil {
+	if err := try("nacos", "nacos", "1.1.1.1"); err != nil {
 		t.Fatalf("after backoff: %v", err)
 	}
 	// per source: 20 failures across many user names lock the address
@@ -293,6 +297,36 @@ func TestLoginBackoff(t *testing.T) {
 	}
 	if err := try("nacos", "nacos", "8.8.8.8"); err != nil {
 		t.Fatalf("other source: %v", err)
+	}
+}
+
+// Issue 26 item 2: a guesser sending 33 wrong passwords in 25 s (as it did
+// against nacosd's per-user lock) slows only himself: the admin logs in from
+// every address that has not failed, at once, while the guesser's own pair
+// and address stay locked with a growing backoff.
+func TestLoginGuesserLocksOnlyHimself(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	try := func(user, pass, src string) error {
+		_, err := s.Login(Credentials{Username: user, Password: pass, Source: src})
+		return err
+	}
+	var le *LockedError
+	refused := 0
+	for i := 0; i < 33; i++ {
+		if err := try("nacos", "guess"+itoa(i), "6.6.6.6"); errors.As(err, &le) {
+			refused++
+		}
+		if err := try("nacos", "nacos", "10.0.0."+itoa(i%250+1)); err != nil {
+			t.Fatalf("guess %d: the admin is locked out of a fresh address: %v", i, err)
+		}
+		clk.Advance(25 * time.Second / 33)
+	}
+	if refused == 0 {
+		t.Fatal("the guesser was never throttled")
+	}
+	// backoff: the lockout doubled with every failure let through
+	if err := try("nacos", "nacos", "6.6.6.6"); !errors.As(err, &le) || le.RetryAfter <= 2*time.Second {
+		t.Fatalf("the guesser's pair is not locked with a grown backoff: %v", err)
 	}
 }
 
@@ -319,10 +353,10 @@ func TestIdentity(t *testing.T) {
 	}
 }
 
-// A pair that logged in lately is exempt from the user and address
-// lockouts: a guesser elsewhere cannot lock out an app's host, and a
-// misconfigured client on that host cannot lock out the other users there;
-// the pair's own failures still lock it.
+// A pair that logged in lately is exempt from its address's lockout: a
+// misconfigured client on an app's host cannot lock out the other users
+// there; the pair's own failures still lock it. A guesser elsewhere locks
+// nothing of it.
 func TestLoginBackoffKnownGood(t *testing.T) {
 	s, clk := newService(t, onSettings())
 	try := func(user, pass, src string) error {
@@ -338,13 +372,13 @@ func TestLoginBackoffKnownGood(t *testing.T) {
 	if err := try("nacos", "nacos", "10.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
-	// a guesser on another address locks user app out for everyone else
+	// a guesser on another address locks only himself
 	for i := 0; i < 5; i++ {
 		_ = try("app", "guess"+itoa(i), "6.6.6.6")
 	}
 	var le *LockedError
-	if err := try("app", "app-password", "7.7.7.7"); !errors.As(err, &le) {
-		t.Fatalf("user not locked for a new address: %v", err)
+	if err := try("app", "app-password", "7.7.7.7"); err != nil {
+		t.Fatalf("user locked for a new address by a guesser elsewhere: %v", err)
 	}
 	if err := try("app", "app-password", "10.0.0.1"); err != nil {
 		t.Fatalf("known-good pair locked out by a guesser elsewhere: %v", err)
