@@ -128,6 +128,10 @@ func TestForgedTokens(t *testing.T) {
 	}
 }
 
+// base64Default is the Base64 spelling of DefaultTokenSecret (Java 2.2.x's
+// conf/application.properties).
+const base64Default = "U2VjcmV0S2V5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5"
+
 func TestSettingsRefused(t *testing.T) {
 	ok := onSettings()
 	if err := ok.Validate(); err != nil {
@@ -145,6 +149,23 @@ func TestSettingsRefused(t *testing.T) {
 		"default identity": {mod(func(s *Settings) { s.IdentityKey, s.IdentityValue = "serverIdentity", "security" }), "identity"},
 		"short identity":   {mod(func(s *Settings) { s.IdentityValue = "abc123" }), "16 characters"},
 		"system type":      {mod(func(s *Settings) { s.SystemType = "ldap" }), "system.type"},
+		// issue 26 item 4: the published secrets in every spelling
+		"default in Base64 (2.2.x)": {mod(func(s *Settings) { s.TokenSecret = base64Default }), "published"},
+		"nacos.io guide example":    {mod(func(s *Settings) { s.TokenSecret = "VGhpc0lzTXlDdXN0b21TZWNyZXRLZXkwMTIzNDU2Nzg=" }), "published"},
+		"default with line breaks": {mod(func(s *Settings) {
+			s.TokenSecret = "SecretKey01\n2345678901234567890123456789012345678901234567890123456789"
+		}), "published"},
+		"default with CRLF": {mod(func(s *Settings) {
+			s.TokenSecret = "SecretKey0123456789012345678901234567890\r\n123456789012345678901234567890123456789"
+		}), "published"},
+		"Base64 default, URL, no pad": {mod(func(s *Settings) {
+			s.TokenSecret = strings.TrimRight(strings.NewReplacer("+", "-", "/", "_").Replace(base64Default), "=")
+		}), "published"},
+		"guide example with line breaks": {mod(func(s *Settings) { s.TokenSecret = "VGhpc0lzTXlDdXN0b21T\nZWNyZXRLZXkwMTIzNDU2Nzg=" }), "published"},
+		"guide text, longer, in Base64": {mod(func(s *Settings) {
+			s.TokenSecret = base64.StdEncoding.EncodeToString([]byte("ThisIsMyCustomSecretKey0123456789abcdef"))
+		}), "published"},
+		"identity in capitals": {mod(func(s *Settings) { s.IdentityKey, s.IdentityValue = "serverIdentity", "SECURITY" }), "identity"},
 	} {
 		err := c.s.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
