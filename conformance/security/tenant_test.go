@@ -63,3 +63,41 @@ func TestTenantWildcardEscape(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 6: permission resources are literal names with * as the
+// only wildcard: r on config/app.yaml must not read config/app-yaml (Java
+// compiles the resource as a regular expression: '.' matches '-').
+func TestPermissionResourceRegex(t *testing.T) {
+	for _, tg := range targets(t) {
+		admin := tg.login(t, "nacos", "nacos")
+		aq := url.Values{"accessToken": {admin}}
+		sfx := itoa(time.Now().UnixNano() % 1e6)
+		for _, d := range []string{"app.yaml", "app-yaml", "appXyaml"} {
+			tg.do(t, "POST", "/v1/cs/configs", aq, url.Values{"dataId": {d + sfx}, "group": {"G"}, "content": {"secret of " + d}}, nil)
+		}
+		user, role := "rx"+sfx, "rx"+sfx
+		tg.do(t, "POST", "/v1/auth/users", aq, url.Values{"username": {user}, "password": {"rx-pw"}}, nil)
+		tg.do(t, "POST", "/v1/auth/roles", aq, url.Values{"username": {user}, "role": {role}}, nil)
+		tg.do(t, "POST", "/v1/auth/permissions", aq, url.Values{"role": {role}, "resource": {":G:config/app.yaml" + sfx}, "action": {"r"}}, nil)
+		tok := tg.loginEventually(t, user, "rx-pw")
+		get := func(d string) (int, string) {
+			var st int
+			var body string
+			for i := 0; i < 50; i++ { // Java serves reads from its dump
+				st, body = tg.do(t, "GET", "/v1/cs/configs", url.Values{"dataId": {d + sfx}, "group": {"G"}, "accessToken": {tok}}, nil, nil)
+				if st != 404 {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			return st, body
+		}
+		if st, body := get("app.yaml"); st != 200 && !tg.java {
+			t.Errorf("nacosd: the permitted config: %d %s", st, body)
+		}
+		for _, d := range []string{"app-yaml", "appXyaml"} {
+			st, body := get(d)
+			refused(t, tg, "permission resource as a regex: r on config/app.yaml reads config/"+d, st, body)
+		}
+	}
+}

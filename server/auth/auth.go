@@ -31,7 +31,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -78,10 +77,6 @@ type Service struct {
 	verified *verified
 	log      *slog.Logger
 	dummy    []byte // bcrypt hash compared when the user does not exist
-	// patterns caches compiled permission resources (string ->
-	// *regexp.Regexp, nil when it does not compile); bounded by the
-	// permission table.
-	patterns  sync.Map
 	lastStamp atomic.Int64
 	// compares counts bcrypt comparisons (tests: one per password check,
 	// known user or not)

@@ -207,7 +207,7 @@ func TestUsersRolesPermissions(t *testing.T) {
 	}
 	must(s.AddRole(ctx, "dev", "alice"))
 	must(s.AddPermission(ctx, "dev", "ns1:*:*", "rw"))
-	must(s.AddPermission(ctx, "dev", ":DEFAULT_GROUP:config/app.*", "r"))
+	must(s.AddPermission(ctx, "dev", ":DEFAULT_GROUP:config/app.yaml", "r"))
 	for _, c := range []struct {
 		res, act string
 		want     bool
@@ -215,7 +215,8 @@ func TestUsersRolesPermissions(t *testing.T) {
 		{"ns1:g:config/x", "r", true}, {"ns1:g:naming/s", "w", true},
 		{"ns2:g:config/x", "r", false}, {"ns10:g:config/x", "r", false},
 		{":DEFAULT_GROUP:config/app.yaml", "r", true}, {":DEFAULT_GROUP:config/app.yaml", "w", false},
-		{":DEFAULT_GROUP:config/appXyaml", "r", true}, // '.' stays a regex dot, as in Java
+		{":DEFAULT_GROUP:config/appXyaml", "r", false}, // '.' is a dot (Java: a regex dot)
+		{":DEFAULT_GROUP:config/app-yaml", "r", false},
 		{"console/users", "r", false}, {"console/user/password", "w", true},
 	} {
 		if got := s.HasPermission("alice", c.res, c.act); got != c.want {
@@ -348,6 +349,45 @@ func TestLoginGuesserLocksOnlyHimself(t *testing.T) {
 	// backoff: the lockout doubled with every failure let through
 	if err := try("nacos", "nacos", "6.6.6.6"); !errors.As(err, &le) || le.RetryAfter <= 2*time.Second {
 		t.Fatalf("the guesser's pair is not locked with a grown backoff: %v", err)
+	}
+}
+
+// Issue 26 item 6: a permission resource is a literal name with * as the
+// only wildcard (and .*, Java's spelling of it); Java reads it as a regular
+// expression, so "config/app.yaml" also granted "config/app-yaml".
+func TestMatchResource(t *testing.T) {
+	for _, c := range []struct {
+		stored, res string
+		want        bool
+	}{
+		{"nsA:*:*", "nsA:G1:config/x", true},
+		{"nsA:*:*", "nsAB:G1:config/x", false},
+		{"nsA:G1:config/app.yaml", "nsA:G1:config/app.yaml", true},
+		{"nsA:G1:config/app.yaml", "nsA:G1:config/app-yaml", false},
+		{"nsA:G1:config/app.yaml", "nsA:G1:config/appXyaml", false},
+		{"nsA:(G1|G2):*", "nsA:G2:config/x", false},
+		{"nsA:(G1|G2):*", "nsA:(G1|G2):config/x", true},
+		{"nsA:G[12]:*", "nsA:G1:config/x", false},
+		{"nsA:G1?:*", "nsA:G:config/x", false},
+		{"nsA:G1+:*", "nsA:G11:config/x", false},
+		{"^nsA:*", "nsA:G1:config/x", false},
+		{"nsA:.*:.*", "nsA:G1:config/x", true},
+		{"nsA:G1:config/app.*", "nsA:G1:config/app.yaml", true},
+		{"*", "anything:at:all", true},
+		{"*:*:naming/*", "nsB:G:naming/svc", true},
+		{"*:*:naming/*", "nsB:G:config/svc", false},
+		{"team_a:*:*", "team-a:G:config/x", false},
+		{"a*b*c", "aXXbYYc", true},
+		{"a*b*c", "aXXbYY", false},
+		{"", "", true},
+		{"", "x", false},
+		{":*:*", ":G:config/x", true},
+		{":*:*", "nsA:G:config/x", false},
+		{strings.Repeat("*a", 50), strings.Repeat("a", 5000) + "b", false},
+	} {
+		if got := MatchResource(c.stored, c.res); got != c.want {
+			t.Errorf("MatchResource(%q, %q) = %v", c.stored, c.res, got)
+		}
 	}
 }
 
