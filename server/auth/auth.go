@@ -74,9 +74,9 @@ type Service struct {
 	tables  *tables
 	limiter *limiter
 	// verified remembers successful password checks (verified.go)
-	verified *verified
-	log      *slog.Logger
-	dummy    []byte // bcrypt hash compared when the user does not exist
+	verified  *verified
+	log       *slog.Logger
+	dummy     []byte // bcrypt hash compared when the user does not exist
 	lastStamp atomic.Int64
 	// compares counts bcrypt comparisons (tests: one per password check,
 	// known user or not)
