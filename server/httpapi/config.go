@@ -609,9 +609,15 @@ func (h *configHandlers) listenerByIP(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return sendCfgJSON(c, statusJSON(watchedListed(h.s.WatchedBy(ip), p), true))
+}
+
+// watchedListed keeps of m (group key → MD5 of what ip listens to) the keys
+// GET /v1/cs/listener lists: with a tenant those containing it (Java's
+// key.contains), else with all=true every key, else public's.
+func watchedListed(m map[string]string, p Params) map[string]string {
 	all := ParseBoolean(p.Spring("all", "false"))
 	tenant, _ := p.Raw("tenant")
-	m := h.s.WatchedBy(ip)
 	for k := range m {
 		_, _, t, perr := compat.ParseGroupKey(k)
 		switch {
@@ -626,7 +632,7 @@ func (h *configHandlers) listenerByIP(c *fiber.Ctx) error {
 			}
 		}
 	}
-	return sendCfgJSON(c, statusJSON(m, true))
+	return m
 }
 
 // listen is POST /v1/cs/configs/listener, the long poll (config-v1.md §4).

@@ -32,6 +32,8 @@ type ConfigObjects interface {
 	InfoByID(id int64) *config.Info
 	HistoryByNid(nid int64) *config.History
 	HistoryPrevious(id int64) *config.History
+	// WatchedBy is what a client IP listens to (group key → MD5).
+	WatchedBy(ip string) map[string]string
 }
 
 // securedRoutes is the @Secured table: "METHOD path" (path below the
@@ -90,6 +92,23 @@ func securedRoutes() map[string]secured {
 		"GET /v1/console/configs":      cfgR,
 		"POST /v1/console/configs/md5": withExtra(cfgR, consoleMD5Extra),
 		"GET /v1/console/events":       nsR,
+
+		// Legacy and status endpoints Java leaves open (issue 26 item 8):
+		// with auth on each needs what its modern counterpart needs. The
+		// old /api beat and list take a bare name (dom) in DEFAULT_GROUP;
+		// allDomNames lists every namespace's services; /v1/cs/listener what
+		// a client IP listens to (every key it lists is checked);
+		// catalog/rt and distro/server name one service; push/state lists
+		// the failed pushes of every namespace and resets the counters.
+		"GET /v1/ns/api/clientBeat":         {action: auth.ActionWrite, parser: legacyNamingResource},
+		"GET /v1/ns/api/srvIPXT":            {action: auth.ActionRead, parser: legacyNamingResource},
+		"GET /v1/ns/api/allDomNames":        fixed(auth.ActionRead, "*:*:naming/*", false),
+		"GET /v1/cs/listener":               withExtra(cfgR, listenerByIPExtra),
+		"GET /v1/ns/catalog/rt/service":     nsR,
+		"GET /v1/ns/operator/distro/server": nsR,
+		"GET /v1/ns/ops/distro/server":      nsR,
+		"GET /v1/ns/operator/push/state":    node,
+		"GET /v1/ns/ops/push/state":         node,
 
 		"POST /v1/core/cluster/report":            node,
 		"POST /v1/core/cluster/server/leave":      node,
@@ -213,6 +232,19 @@ func namingResource(p Params) (string, error) {
 		return ns + ":*:naming/*", nil
 	}
 	return ns + ":" + group + ":naming/" + name, nil
+}
+
+// legacyNamingResource is the resource of /v1/ns/api/clientBeat and srvIPXT:
+// their handlers reach the bare name dom in DEFAULT_GROUP (whatever
+// serviceName, groupName or an "@@" in dom say).
+func legacyNamingResource(p Params) (string, error) {
+	nsv, ok := p.Raw("namespaceId")
+	ns := processNamespace(nsv, ok)
+	dom, ok := p.Raw("dom")
+	if !ok || compat.JavaIsBlank(dom) {
+		return ns + ":*:naming/*", nil // the handler refuses it
+	}
+	return ns + ":DEFAULT_GROUP:naming/" + compat.JavaTrim(dom), nil
 }
 
 func namingGroupOf(svc string, present bool) (string, error) {
