@@ -1,6 +1,8 @@
 package security
 
 import (
+	"net"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -121,6 +123,61 @@ func TestLegacyEndpoints(t *testing.T) {
 		}
 		if st, body := tg.do(t, "GET", "/v1/ns/api/clientBeat", url.Values{"accessToken": {tok}, "namespaceId": {nsA}, "dom": {"legacy" + sfx}, "beat": {beat}}, nil, nil); !tg.java && st != 200 {
 			t.Errorf("nacosd: clientBeat in %s with rw there: %d %s", nsA, st, body)
+		}
+	}
+}
+
+// Issue 26 item 9: a subscribe naming a third party's clientIP and udpPort
+// made the server send that party every change of the service (Java too).
+// nacosd pushes to the subscriber's own source address (unless a trusted
+// source, nacosd.push.trusted-sources) and caps the bytes per target.
+func TestPushReflection(t *testing.T) {
+	for _, tg := range targets(t) {
+		admin := tg.login(t, "nacos", "nacos")
+		svcName := "refl" + itoa(time.Now().UnixNano()%1e6)
+		reg := func(ip string) {
+			tg.do(t, "POST", "/v1/ns/instance", url.Values{"accessToken": {admin}, "serviceName": {svcName}, "ip": {ip}, "port": {"9"}, "ephemeral": {"false"}}, nil, nil)
+		}
+		reg("10.9.9.1")
+		victim, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer victim.Close()
+		port := victim.LocalAddr().(*net.UDPAddr).Port
+		requester, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 3), Port: port})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer requester.Close()
+		req, _ := http.NewRequest("GET", tg.base+"/v1/ns/instance/list?"+url.Values{"serviceName": {svcName}, "clientIP": {"127.0.0.2"},
+			"udpPort": {itoa(int64(port))}, "accessToken": {admin}}.Encode(), nil)
+		req.Header.Set("User-Agent", "Nacos-Java-Client:v1.4.8")
+		resp, err := from("127.0.0.3").Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		reg("10.9.9.2") // a change: pushed to the subscriber
+		got := func(c *net.UDPConn) int {
+			_ = c.SetReadDeadline(time.Now().Add(4 * time.Second))
+			buf := make([]byte, 65536)
+			n, _, err := c.ReadFromUDP(buf)
+			if err != nil {
+				return 0
+			}
+			return n
+		}
+		n := got(victim)
+		st := 403
+		if n > 0 {
+			st = 200
+		}
+		refused(t, tg, "UDP push reflection to a third party's clientIP", st, "victim received "+itoa(int64(n))+" bytes")
+		if !tg.java {
+			if m := got(requester); m == 0 {
+				t.Errorf("nacosd: the push did not reach the subscriber's own address either")
+			}
 		}
 	}
 }

@@ -421,6 +421,9 @@ func (h *namingHandlers) listQuery(c *fiber.Ctx, p Params, svc string) (naming.L
 		return q, err
 	}
 	q.UDPPort = udp
+	if udp > 0 { // a subscription: pushed to its source unless trusted
+		q.Source = c.Context().RemoteIP().String()
+	}
 	q.Env = p.PeekOptional("env", "")
 	q.IsCheck = ParseBoolean(p.PeekOptional("isCheck", "false"))
 	q.App = p.PeekOptional("app", "")
