@@ -73,3 +73,48 @@ func TestLoginLockoutAsWeapon(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 10: a token outlived its user's password change (Java too,
+// until it expires) and, once the name was re-created, its deletion.
+func TestTokenOutlivesUser(t *testing.T) {
+	for _, tg := range targets(t) {
+		admin := tg.login(t, "nacos", "nacos")
+		aq := url.Values{"accessToken": {admin}}
+		user := "epoch" + itoa(time.Now().UnixNano()%1e6)
+		tg.do(t, "POST", "/v1/auth/users", aq, url.Values{"username": {user}, "password": {"epoch-pw-1"}}, nil)
+		tg.do(t, "POST", "/v1/auth/roles", aq, url.Values{"username": {user}, "role": {"r" + user}}, nil)
+		tg.do(t, "POST", "/v1/auth/permissions", aq, url.Values{"role": {"r" + user}, "resource": {":*:*"}, "action": {"rw"}}, nil)
+		tok := tg.loginEventually(t, user, "epoch-pw-1")
+		read := func(tok string) (int, string) {
+			return tg.do(t, "GET", "/v1/cs/configs", url.Values{"accessToken": {tok}, "dataId": {"epoch.none"}, "group": {"G"}}, nil, nil)
+		}
+		if st, body := read(tok); st != 404 && !tg.java {
+			t.Fatalf("nacosd: control read: %d %s", st, body)
+		}
+		st, body := tg.do(t, "PUT", "/v1/auth/users", aq, url.Values{"username": {user}, "newPassword": {"epoch-pw-2"}}, nil)
+		if !strings.Contains(body, "update user ok!") {
+			t.Fatalf("%s: password change: %d %s", tg.name, st, body)
+		}
+		time.Sleep(100 * time.Millisecond)
+		st, body = read(tok)
+		if st == 404 {
+			st = 200 // the token still authenticates (the config does not exist)
+		}
+		refused(t, tg, "token after its user's password change", st, body)
+		// deleted, re-created under the same name (Java keeps its roles)
+		tok2 := tg.loginEventually(t, user, "epoch-pw-2")
+		tg.do(t, "DELETE", "/v1/auth/users", url.Values{"accessToken": {admin}, "username": {user}}, nil, nil)
+		tg.do(t, "POST", "/v1/auth/users", aq, url.Values{"username": {user}, "password": {"epoch-pw-3"}}, nil)
+		tg.do(t, "POST", "/v1/auth/roles", aq, url.Values{"username": {user}, "role": {"r" + user}}, nil)
+		time.Sleep(100 * time.Millisecond)
+		st, body = read(tok2)
+		if st == 404 {
+			st = 200
+		}
+		refused(t, tg, "token of a deleted user after the name was re-created", st, body)
+		// the new user's own token works
+		if st, body := read(tg.loginEventually(t, user, "epoch-pw-3")); st != 404 && !tg.java {
+			t.Errorf("nacosd: the re-created user's token: %d %s", st, body)
+		}
+	}
+}

@@ -226,20 +226,24 @@ type Principal struct {
 func (s *Service) Authenticate(c Credentials) (Principal, error) {
 	tok := c.token()
 	if tok == "" {
-		if err := s.checkPassword(c.Username, c.Password, c.Source); err != nil {
+		epoch, err := s.checkPassword(c.Username, c.Password, c.Source)
+		if err != nil {
 			return Principal{}, err
 		}
-		tok = s.tok.mint(c.Username)
+		tok = s.tok.mint(c.Username, epoch)
 	}
-	sub, err := s.tok.verify(tok)
+	cl, err := s.tok.verify(tok)
 	if err != nil {
 		return Principal{}, err
 	}
 	v := s.tables.get()
-	if v.byName[sub] == nil { // Java keeps accepting a deleted user's token
+	if v.byName[cl.sub] == nil { // Java keeps accepting a deleted user's token
 		return Principal{}, ErrNoToken
 	}
-	return Principal{Username: sub, Token: tok, GlobalAdmin: hasRole(v.byUser[sub], GlobalAdminRole)}, nil
+	if s.tok.revoked(cl, v.epochs[cl.sub]) { // minted before a password change (epochs.go)
+		return Principal{}, ErrTokenInvalid
+	}
+	return Principal{Username: cl.sub, Token: tok, GlobalAdmin: hasRole(v.byUser[cl.sub], GlobalAdminRole)}, nil
 }
 
 // Login is POST /v1/auth/users/login: Authenticate, then the login body.
@@ -252,7 +256,7 @@ func (s *Service) Login(c Credentials) (LoginResult, error) {
 }
 
 // Token mints a token for user (tests, tools).
-func (s *Service) Token(user string) string { return s.tok.mint(user) }
+func (s *Service) Token(user string) string { return s.tok.mint(user, s.tables.get().epochs[user]) }
 
 func hasRole(roles []RoleInfo, role string) bool {
 	for _, r := range roles {

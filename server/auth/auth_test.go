@@ -552,3 +552,104 @@ func TestLoginSameWorkForUnknownUsers(t *testing.T) {
 		t.Fatalf("default dummy cost %d, want Java's 10", c)
 	}
 }
+
+// Issue 26 item 10: a password change or a deletion ends the user's tokens
+// (a per-user epoch in the raft store); a re-created user of the same name
+// gets none of them back; tokens minted after the change, and tokens of
+// Java's format (no epoch claim) minted after it, work; a role change ends
+// nothing (roles are read at every request).
+func TestTokenEpoch(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, "alice", "pw-1"); err != nil {
+		t.Fatal(err)
+	}
+	login := func(pw string) string {
+		t.Helper()
+		r, err := s.Login(Credentials{Username: "alice", Password: pw, Source: "10.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Token
+	}
+	valid := func(tok string) error { _, err := s.Authenticate(Credentials{AccessToken: tok}); return err }
+	t1 := login("pw-1")
+	if p := decodePayload(t, t1); !strings.HasPrefix(p, `{"sub":"alice","exp":`) || !strings.HasSuffix(p, `,"epoch":0}`) {
+		t.Fatalf("token payload %s", p)
+	}
+	// a Java node's token (no claim) minted before the change
+	javaOld := s.tok.mint("alice", 0)
+	javaOld = strings.Join(strings.Split(javaOld, ".")[:1], "") + "." + b64.EncodeToString([]byte(
+		strings.Replace(decodePayload(t, javaOld), `,"epoch":0`, "", 1)))
+	javaOld += "." + b64.EncodeToString(s.tok.sign(javaOld))
+	if err := valid(javaOld); err != nil {
+		t.Fatalf("Java-format token: %v", err)
+	}
+	clk.Advance(2 * time.Second)
+	admin := Principal{Username: "nacos", GlobalAdmin: true}
+	if err := s.UpdatePassword(ctx, admin, "alice", "pw-2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t1); err != ErrTokenInvalid {
+		t.Fatalf("token minted before the password change: %v", err)
+	}
+	if err := valid(javaOld); err != ErrTokenInvalid {
+		t.Fatalf("Java-format token minted 2 s before the password change: %v", err)
+	}
+	t2 := login("pw-2")
+	if err := valid(t2); err != nil {
+		t.Fatalf("token minted after the change: %v", err)
+	}
+	// a Java node's token (no claim) minted after the change works
+	java := s.tok.mint("alice", 0)
+	java = strings.Split(java, ".")[0] + "." + b64.EncodeToString([]byte(strings.Replace(decodePayload(t, java), `,"epoch":0`, "", 1)))
+	java += "." + b64.EncodeToString(s.tok.sign(java))
+	clk.Advance(time.Second)
+	if err := valid(java); err != nil {
+		t.Fatalf("Java-format token minted after the change: %v", err)
+	}
+	// exact for nacosd's tokens: a change in the same millisecond ends t2
+	if err := s.UpdatePassword(ctx, Principal{Username: "alice"}, "alice", "pw-3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t2); err != ErrTokenInvalid {
+		t.Fatalf("token minted before the second change: %v", err)
+	}
+	t3 := login("pw-3")
+	// a role change ends nothing
+	if err := s.AddRole(ctx, "dev", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRole(ctx, "dev", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t3); err != nil {
+		t.Fatalf("token after a role change: %v", err)
+	}
+	// deleted, then re-created under the same name: the old token stays dead
+	if err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t3); err != ErrNoToken {
+		t.Fatalf("token of a deleted user: %v", err)
+	}
+	if err := s.CreateUser(ctx, "alice", "pw-3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t3); err != ErrTokenInvalid {
+		t.Fatalf("token of the deleted user, valid for the re-created one: %v", err)
+	}
+	if err := valid(login("pw-3")); err != nil {
+		t.Fatalf("the re-created user's own token: %v", err)
+	}
+}
+
+func decodePayload(t *testing.T, tok string) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

@@ -228,15 +228,18 @@ func hashPassword(password string, cost int) ([]byte, error) {
 // its login, or a scan) is refused at once: it is no guess, so it neither
 // costs a bcrypt comparison nor counts against the source address (Java:
 // the same "unknown user!").
-func (s *Service) checkPassword(username, password, source string) error {
+//
+// It returns the user's token epoch as of the table it checked against.
+func (s *Service) checkPassword(username, password, source string) (int64, error) {
 	if username == "" {
-		return ErrUnknownUser
+		return 0, ErrUnknownUser
 	}
 	if err := s.limiter.check(username, source); err != nil {
-		return err
+		return 0, err
 	}
 	hash := s.dummy
-	u := s.tables.get().byName[username]
+	v := s.tables.get()
+	u := v.byName[username]
 	if u != nil {
 		hash = []byte(u.Password)
 	}
@@ -245,7 +248,7 @@ func (s *Service) checkPassword(username, password, source string) error {
 	}
 	if u != nil && s.verified.ok(username, password, u.Password, s.cfg.Clock.Now()) {
 		s.limiter.succeed(username, source)
-		return nil
+		return v.epochs[username], nil
 	}
 	s.limiter.cpu <- struct{}{}
 	s.compares.Add(1)
@@ -253,9 +256,9 @@ func (s *Service) checkPassword(username, password, source string) error {
 	<-s.limiter.cpu
 	if u == nil || err != nil {
 		s.limiter.fail(username, source)
-		return ErrUnknownUser
+		return 0, ErrUnknownUser
 	}
 	s.verified.add(username, password, u.Password, s.cfg.Clock.Now())
 	s.limiter.succeed(username, source)
-	return nil
+	return v.epochs[username], nil
 }

@@ -127,6 +127,7 @@ func (s *Service) DeleteUser(ctx context.Context, username string) error {
 	b := batch{}
 	if v.byName[username] != nil {
 		b.del(bucketUser, username)
+		b.putEpoch(username, s.nextEpoch(v, username)) // a user re-created later gets none of its tokens
 	}
 	for _, r := range v.byUser[username] {
 		b.del(bucketRole, roleKey(r.Role, username))
@@ -144,7 +145,8 @@ func (s *Service) UpdatePassword(ctx context.Context, caller Principal, username
 	if !caller.GlobalAdmin && caller.Username != username {
 		return ErrNotSelf
 	}
-	u := s.tables.get().byName[username]
+	v := s.tables.get()
+	u := v.byName[username]
 	if u == nil {
 		return compat.IllegalArgument("user " + username + " not exist!")
 	}
@@ -155,6 +157,7 @@ func (s *Service) UpdatePassword(ctx context.Context, caller Principal, username
 	b := batch{}
 	b.exists(bucketUser, username)
 	b.put(bucketUser, username, encodeRecord(userRecord{Password: string(hash), Created: u.created}))
+	b.putEpoch(username, s.nextEpoch(v, username)) // the user's tokens end with the old password
 	if err := s.apply(ctx, b); errors.Is(err, errCond) {
 		return compat.IllegalArgument("user " + username + " not exist!")
 	} else if err != nil {
