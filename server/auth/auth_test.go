@@ -57,7 +57,7 @@ func TestLoginBuiltInUser(t *testing.T) {
 	}
 	parts := strings.Split(r.Token, ".")
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	if parts[0] != jwtHeader || string(payload) != `{"sub":"nacos","exp":1700018000}` {
+	if parts[0] != jwtHeader || string(payload) != `{"sub":"nacos","exp":1700018000,"epoch":0}` {
 		t.Fatalf("token %s payload %s", r.Token, payload)
 	}
 	if want := `{"accessToken":"` + r.Token + `","tokenTtl":18000,"globalAdmin":true,"username":"nacos"}`; string(r.JSON()) != want {
