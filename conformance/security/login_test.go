@@ -118,3 +118,27 @@ func TestTokenOutlivesUser(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 11: an empty password is accepted at user creation, and a
+// password past bcrypt's 72 bytes is only as strong as its beginning: a
+// different password with the same first 72 bytes logs in (Java too).
+func TestPasswordRules(t *testing.T) {
+	for _, tg := range targets(t) {
+		admin := tg.login(t, "nacos", "nacos")
+		aq := url.Values{"accessToken": {admin}}
+		sfx := itoa(time.Now().UnixNano() % 1e6)
+		st, body := tg.do(t, "POST", "/v1/auth/users", aq, url.Values{"username": {"empty" + sfx}, "password": {""}}, nil)
+		refused(t, tg, "user created with an empty password", st, body)
+		if !tg.java && (st != 400 || !strings.HasPrefix(body, "caused: ")) {
+			t.Errorf("nacosd: empty password: %d %s, want Java's 400 caused: …;", st, body)
+		}
+		long := strings.Repeat("Secret-", 11) + "0123" // 81 bytes
+		st, body = tg.do(t, "POST", "/v1/auth/users", aq, url.Values{"username": {"long" + sfx}, "password": {long}}, nil)
+		if strings.Contains(body, "ok") {
+			// created: does a different password with the same 72 bytes log in?
+			tg.loginEventually(t, "long"+sfx, long)
+			st, body = loginFrom(t, http.DefaultClient, tg, "long"+sfx, long[:72]+"something else")
+		}
+		refused(t, tg, "a different password sharing the first 72 bytes logs in", st, body)
+	}
+}

@@ -653,3 +653,41 @@ func decodePayload(t *testing.T, tok string) string {
 	}
 	return string(b)
 }
+
+// Issue 26 item 11: an empty password and one longer than the 72 bytes
+// bcrypt reads are refused at creation and change (Java stores both; a
+// different password with the same first 72 bytes logged in), with Java's
+// shape of a refused argument.
+func TestPasswordRules(t *testing.T) {
+	s, _ := newService(t, onSettings())
+	ctx := context.Background()
+	admin := Principal{Username: "nacos", GlobalAdmin: true}
+	long := strings.Repeat("p", 72)
+	for _, c := range []struct {
+		pw   string
+		body string
+	}{
+		{"", "caused: password must not be empty;"},
+		{long + "x", "caused: password is longer than 72 bytes (bcrypt reads only the first 72);"},
+		{strings.Repeat("é", 37), "caused: password is longer than 72 bytes (bcrypt reads only the first 72);"}, // 74 bytes
+	} {
+		err := s.CreateUser(ctx, "bob", c.pw)
+		var ce *compat.Error
+		if !errors.As(err, &ce) || ce.Status != 400 || ce.Body != c.body {
+			t.Errorf("create with a %d-byte password: %v", len(c.pw), err)
+		}
+	}
+	if err := s.CreateUser(ctx, "bob", long); err != nil {
+		t.Fatalf("72 bytes: %v", err)
+	}
+	if _, err := s.Login(Credentials{Username: "bob", Password: long, Source: "1.1.1.1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pw := range []string{"", long + "y"} {
+		err := s.UpdatePassword(ctx, admin, "bob", pw)
+		var ce *compat.Error
+		if !errors.As(err, &ce) || ce.Status != 400 || !strings.HasPrefix(ce.Body, "caused: newPassword ") {
+			t.Errorf("change to a %d-byte password: %v", len(pw), err)
+		}
+	}
+}

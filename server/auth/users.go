@@ -18,9 +18,25 @@ const (
 	MaxNameLen     = 50
 	MaxResourceLen = 512
 	MaxActionLen   = 8
-	// MaxPasswordLen bounds what is hashed (bcrypt reads 72 bytes).
-	MaxPasswordLen = 1024
+	// MaxPasswordLen is the longest password a user may be given: bcrypt
+	// reads only its first 72 bytes, so a longer one would be only as
+	// strong as its beginning, and any password sharing those 72 bytes
+	// would log in (Java truncates silently).
+	MaxPasswordLen = 72
 )
+
+// checkNewPassword refuses what CreateUser and UpdatePassword must not hash:
+// an empty password (Java stores it) and one longer than bcrypt reads.
+// The answer has Java's shape for a refused argument (400 "caused: …;").
+func checkNewPassword(what, pw string) error {
+	switch {
+	case pw == "":
+		return compat.IllegalArgument(what + " must not be empty")
+	case len(pw) > MaxPasswordLen:
+		return compat.IllegalArgument(what + " is longer than " + itoa(MaxPasswordLen) + " bytes (bcrypt reads only the first " + itoa(MaxPasswordLen) + ")")
+	}
+	return nil
+}
 
 var errCond = raftstore.ErrCondFailed
 
@@ -95,7 +111,7 @@ func (s *Service) now() int64 {
 
 // CreateUser is POST /v1/auth/users.
 func (s *Service) CreateUser(ctx context.Context, username, password string) error {
-	if err := errors.Join(checkName("username", username, MaxNameLen), tooLong("password", password, MaxPasswordLen)); err != nil {
+	if err := errors.Join(checkName("username", username, MaxNameLen), checkNewPassword("password", password)); err != nil {
 		return err
 	}
 	if s.tables.get().byName[username] != nil {
@@ -139,7 +155,7 @@ func (s *Service) DeleteUser(ctx context.Context, username string) error {
 // user itself (Java checks its HTTP session for the same; nacosd the
 // token's user).
 func (s *Service) UpdatePassword(ctx context.Context, caller Principal, username, newPassword string) error {
-	if err := tooLong("newPassword", newPassword, MaxPasswordLen); err != nil {
+	if err := checkNewPassword("newPassword", newPassword); err != nil {
 		return err
 	}
 	if !caller.GlobalAdmin && caller.Username != username {
