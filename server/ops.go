@@ -66,6 +66,8 @@ func (s *Server) startOps() error {
 		Config: s.config.Stats,
 		Raft:   s.store.Stats,
 	}
+	// the auth service starts after this (read at scrape time, once serving)
+	src.DefaultAdminPassword = func() bool { return s.auth != nil && s.auth.DefaultPasswordInForce() }
 	if !s.cfg.Standalone {
 		src.Distro = s.distroStats
 	}

@@ -153,7 +153,7 @@ func (t ClusterTimings) bootstrapWait() time.Duration {
 func (a AuthConfig) Settings() auth.Settings {
 	return auth.Settings{Enabled: a.Enabled, SystemType: a.SystemType, TokenSecret: a.SecretKey, TokenExpire: a.TokenExpire,
 		IdentityKey: a.ServerIdentityKey, IdentityValue: a.ServerIdentityValue, CachingEnabled: a.Caching,
-		UserAgentAuthWhite: a.UserAgentAuthWhite}
+		UserAgentAuthWhite: a.UserAgentAuthWhite, AdminPassword: a.AdminPassword}
 }
 
 // AuthConfig is nacos.core.auth.* as Java Nacos 1.4.8 reads it
@@ -183,6 +183,11 @@ type AuthConfig struct {
 	// ServerIdentityKey and ServerIdentityValue are
 	// nacos.core.auth.server.identity.key/value.
 	ServerIdentityKey, ServerIdentityValue string
+	// AdminPassword is nacosd.auth.admin-password
+	// (NACOSD_AUTH_ADMIN_PASSWORD, NACOS_AUTH_ADMIN_PASSWORD): the
+	// password of the built-in user nacos, set at first start and while
+	// nacos still has the default one.
+	AdminPassword string
 }
 
 // DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
@@ -473,7 +478,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Status: s.status, SysLoad: sysLoad, Distro: httpapi.DistroDeps{Distro: s.distro, Standalone: s.cfg.Standalone,
 			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
-		Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
+		Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, DefaultAdminPassword: s.auth.DefaultPasswordInForce,
+		Logger: s.log.With("component", "console")})
 	s.ln = cln             // counted, first-byte deadline (server/limits.go)
 	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)

@@ -78,6 +78,8 @@ type Service struct {
 	log       *slog.Logger
 	dummy     []byte // bcrypt hash compared when the user does not exist
 	lastStamp atomic.Int64
+	// defaultPW caches DefaultPasswordInForce per stored hash (admin.go)
+	defaultPW atomic.Pointer[defaultCheck]
 	// compares counts bcrypt comparisons (tests: one per password check,
 	// known user or not)
 	compares atomic.Int64
@@ -143,29 +145,39 @@ func (s *Service) Identity() Identity {
 }
 
 // Bootstrap writes the built-in user nacos with ROLE_ADMIN once, when the
-// tables were never initialised (Java's schema inserts the same rows). Only
-// the raft leader can write; followers get raftstore.ErrNotLeader, which the
-// caller may ignore.
+// tables were never initialised (Java's schema inserts the same rows), with
+// Settings.AdminPassword when set, else Java's nacos. Later, while nacos
+// still has the password nacos, a configured AdminPassword replaces it
+// (admin.go). Only the raft leader can write; followers get
+// raftstore.ErrNotLeader, which the caller may ignore.
 func (s *Service) Bootstrap(ctx context.Context) error {
 	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); ok {
+		if err := s.applyAdminPassword(ctx); err != nil {
+			return err
+		}
+		s.warnDefaultPassword()
 		return nil
 	}
 	now := s.now()
+	hash := defaultUserHash
+	if pw := s.cfg.Settings.AdminPassword; pw != "" {
+		h, err := hashPassword(pw, s.cfg.BcryptCost)
+		if err != nil {
+			return fmt.Errorf("auth: hash the admin password: %w", err)
+		}
+		hash = string(h)
+	}
 	b := batch{}
 	b.absent(bucketMeta, "init")
 	b.put(bucketMeta, "init", []byte{recordVersion, '1'})
 	if _, ok := s.cfg.Store.Get(bucketUser, DefaultUser); !ok {
-		b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: defaultUserHash, Created: now}))
+		b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: hash, Created: now}))
 		b.put(bucketRole, roleKey(GlobalAdminRole, DefaultUser), encodeRecord(rowRecord{Created: now}))
 	}
 	if err := s.apply(ctx, b); err != nil && !errors.Is(err, errCond) {
 		return fmt.Errorf("auth: write built-in user: %w", err)
 	}
-	if s.Enabled() {
-		if u := s.tables.get().byName[DefaultUser]; u != nil && u.Password == defaultUserHash {
-			s.log.Warn("auth is enabled and user nacos still has the default password nacos: change it (PUT /nacos/v1/auth/users)")
-		}
-	}
+	s.warnDefaultPassword()
 	return nil
 }
 

@@ -691,3 +691,88 @@ func TestPasswordRules(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 12: nacosd.auth.admin-password gives the built-in user nacos
+// another password at first start, and later while nacos still has the
+// published one (its tokens end with it); a password changed since is left
+// alone. DefaultPasswordInForce (the console banner, the metric) follows.
+func TestAdminPassword(t *testing.T) {
+	login := func(s *Service, pw string) error {
+		_, err := s.Login(Credentials{Username: DefaultUser, Password: pw, Source: "10.0.0.9"})
+		return err
+	}
+	// first start with the setting
+	st := onSettings()
+	st.AdminPassword = "first-Start-pw"
+	s, _ := newService(t, st)
+	if err := login(s, "nacos"); err != ErrUnknownUser {
+		t.Fatalf("nacos/nacos at a first start with an admin password: %v", err)
+	}
+	if err := login(s, "first-Start-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if s.DefaultPasswordInForce() {
+		t.Fatal("default reported in force")
+	}
+
+	// a store initialised with nacos/nacos, then a start with the setting
+	store := raftstoretest.New(t)
+	clk := clocktest.New(time.UnixMilli(1700000000123))
+	start := func(st Settings) *Service {
+		s, err := New(Config{Settings: st, Store: store, Clock: clk, Logger: raftstoretest.Logger(t), BcryptCost: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	old := start(onSettings())
+	if !old.DefaultPasswordInForce() {
+		t.Fatal("default not reported in force")
+	}
+	r, err := old.Login(Credentials{Username: DefaultUser, Password: "nacos", Source: "10.0.0.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	s2 := start(st)
+	if err := login(s2, "nacos"); err != ErrUnknownUser {
+		t.Fatalf("nacos/nacos after a restart with an admin password: %v", err)
+	}
+	if err := login(s2, "first-Start-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Authenticate(Credentials{AccessToken: r.Token}); err != ErrTokenInvalid {
+		t.Fatalf("a token got with nacos/nacos: %v", err)
+	}
+	if s2.DefaultPasswordInForce() || old.DefaultPasswordInForce() {
+		t.Fatal("default reported in force after the change")
+	}
+	// changed since: a later start with another setting leaves it alone
+	if err := s2.UpdatePassword(context.Background(), Principal{Username: DefaultUser, GlobalAdmin: true}, DefaultUser, "changed-by-the-admin"); err != nil {
+		t.Fatal(err)
+	}
+	st3 := onSettings()
+	st3.AdminPassword = "yet-another-pw"
+	s3 := start(st3)
+	if err := login(s3, "changed-by-the-admin"); err != nil {
+		t.Fatalf("the admin's own password after a restart: %v", err)
+	}
+	// auth off: never "in force"
+	off := onSettings()
+	off.Enabled = false
+	if s4 := start(off); s4.DefaultPasswordInForce() {
+		t.Fatal("in force with auth off")
+	}
+	// refused settings
+	for _, pw := range []string{"nacos", strings.Repeat("x", 73)} {
+		bad := onSettings()
+		bad.AdminPassword = pw
+		if err := bad.Validate(); err == nil {
+			t.Errorf("admin password of %d bytes %q accepted", len(pw), pw[:min(len(pw), 5)])
+		}
+	}
+}

@@ -41,6 +41,12 @@ type Settings struct {
 	// [NACOS_AUTH_USER_AGENT_AUTH_WHITE_ENABLE]. Accepted and ignored: nacosd
 	// never trusts User-Agent (CVE-2021-29441); true only logs a warning.
 	UserAgentAuthWhite bool
+	// AdminPassword is nacosd.auth.admin-password [NACOSD_AUTH_ADMIN_PASSWORD,
+	// NACOS_AUTH_ADMIN_PASSWORD]: the built-in user nacos gets it instead of
+	// the published nacos at first start, and later while nacos still has
+	// that one (admin.go). Java 1.4.8 has no such setting; Java 2.4+ creates
+	// no built-in user and asks for the admin password at the first login.
+	AdminPassword string
 }
 
 // DefaultTokenSecret is the secret shipped in every Java Nacos 1.4.x
@@ -102,6 +108,14 @@ func (s Settings) Validate() error {
 	}
 	if s.TokenExpire < 0 {
 		return errors.New("auth: nacos.core.auth.default.token.expire.seconds must be positive")
+	}
+	if s.AdminPassword != "" {
+		if s.AdminPassword == DefaultPassword {
+			return errors.New("auth: nacosd.auth.admin-password (env NACOSD_AUTH_ADMIN_PASSWORD) is the published password nacos: choose another")
+		}
+		if len(s.AdminPassword) > MaxPasswordLen {
+			return fmt.Errorf("auth: nacosd.auth.admin-password (env NACOSD_AUTH_ADMIN_PASSWORD) is longer than %d bytes, all bcrypt reads", MaxPasswordLen)
+		}
 	}
 	if !s.Enabled {
 		if s.TokenSecret != "" {

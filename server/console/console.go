@@ -38,6 +38,9 @@ type Deps struct {
 	Distro func() map[string]DistroView
 	// AuthEnabled reports nacos.core.auth.enabled (nil: off).
 	AuthEnabled func() bool
+	// DefaultAdminPassword reports that auth is on and user nacos still
+	// has the password nacos: the console shows a banner (nil: never).
+	DefaultAdminPassword func() bool
 	Logger      *slog.Logger
 }
 
@@ -75,12 +78,16 @@ func notAvailable(what string) error {
 func (h *handlers) infoJSON() []byte {
 	auth := h.AuthEnabled != nil && h.AuthEnabled()
 	standalone := h.Cluster == nil || h.Cluster.Standalone()
-	w := compat.NewJSON(128)
+	// anyone can learn it with one login as nacos/nacos: telling the
+	// console costs nothing, and the banner moves the admin to change it
+	defaultAdmin := auth && h.DefaultAdminPassword != nil && h.DefaultAdminPassword()
+	w := compat.NewJSON(160)
 	w.BeginObject().
 		Key("version").Str(h.Version).
 		Key("authEnabled").Bool(auth).
 		Key("standalone").Bool(standalone).
 		Key("contextPath").Str(h.ContextPath).
+		Key("defaultAdminPassword").Bool(defaultAdmin).
 		EndObject()
 	return w.Bytes()
 }

@@ -25,7 +25,7 @@ func TestConsolePageAndAssets(t *testing.T) {
 			t.Fatalf("%s: %d %.300s", p, r.Status, r.Body)
 		}
 		// the page carries ui/info, so the first screen needs no round trip for it
-		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos"}</script>`) {
+		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos","defaultAdminPassword":false}</script>`) {
 			t.Fatalf("%s does not carry the info: %s", p, r.Body)
 		}
 		if r.Header.Get("Cache-Control") != "no-cache" || !strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'self'") {
@@ -75,7 +75,7 @@ func TestConsolePageAndAssets(t *testing.T) {
 
 func TestConsoleInfoAndCluster(t *testing.T) {
 	n := startNode(t)
-	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); r.Body != `{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos"}` {
+	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); r.Body != `{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos","defaultAdminPassword":false}` {
 		t.Fatalf("info: %s", r.Body)
 	}
 	var v struct {

@@ -37,6 +37,9 @@ type Sources struct {
 	// Distro is the AP protocol's counters and the member states (cluster
 	// mode; nil in standalone mode).
 	Distro func() DistroStats
+	// DefaultAdminPassword reports that auth is on and the built-in user
+	// nacos still has the password nacos (nil: not emitted).
+	DefaultAdminPassword func() bool
 }
 
 // DistroStats are the Distro and membership figures of a cluster node.

@@ -362,6 +362,9 @@ func (r *reader) fillAuth(st *Settings) error {
 	if a.ServerIdentityValue, _, err = r.str("nacos.core.auth.server.identity.value", ""); err != nil {
 		return err
 	}
+	if a.AdminPassword, _, err = r.str("nacosd.auth.admin-password", ""); err != nil {
+		return err
+	}
 	state := "off"
 	if a.Enabled {
 		state = "on"

@@ -277,6 +277,26 @@ func TestPushTrustedSources(t *testing.T) {
 	}
 }
 
+// nacosd.auth.admin-password, also as NACOS_AUTH_ADMIN_PASSWORD (issue 26
+// item 12).
+func TestAdminPasswordSetting(t *testing.T) {
+	for _, c := range []struct {
+		conf string
+		e    env
+	}{
+		{"nacosd.auth.admin-password=Conf-pw-1\n", nil},
+		{"", env{"NACOSD_AUTH_ADMIN_PASSWORD": "Conf-pw-1"}},
+		{"", env{"NACOS_AUTH_ADMIN_PASSWORD": "Conf-pw-1"}},
+	} {
+		if got := mustLoad(t, c.conf, c.e).Config.Auth.AdminPassword; got != "Conf-pw-1" {
+			t.Errorf("%q %v: %q", c.conf, c.e, got)
+		}
+	}
+	if got := mustLoad(t, "", nil).Config.Auth.AdminPassword; got != "" {
+		t.Errorf("default: %q", got)
+	}
+}
+
 func TestHelp(t *testing.T) {
 	var out strings.Builder
 	_, err := Load(Options{Args: []string{"-h"}, Output: &out, WorkDir: t.TempDir()})

@@ -77,6 +77,23 @@ function Header({ info, menu, onMenu }) {
   );
 }
 
+// DefaultPasswordBanner warns while the built-in admin still has the
+// published password (ui/info's defaultAdminPassword; the server also
+// logs it and exports nacosd_auth_default_admin_password).
+// Shown to admins (and on the login page): other users can do nothing
+// about it.
+function DefaultPasswordBanner({ info, link = true }) {
+  const s = session();
+  if (!info || !info.defaultAdminPassword || (s && s.globalAdmin === false)) return null;
+  return (
+    <p class="alert banner" role="alert" id="default-password-banner">
+      User <strong>nacos</strong> still has the default password <code>nacos</code>: anyone can log in as admin.{' '}
+      {link ? <>Change it on the <a href={href('/users')}>Users</a> page</> : 'Change it after logging in'}, or start nacosd
+      with <code>nacosd.auth.admin-password</code>.
+    </p>
+  );
+}
+
 // navFor drops the access-control pages for a user who is not an admin
 // when auth is on (the server would refuse every call of them). With auth
 // off they stay: they need an admin login even then, and ask for it.
@@ -141,7 +158,7 @@ function App() {
   }, [info, path === '/login']);
 
   if (!info) return <p class="boot">Loading…</p>;
-  if (path === '/login') return <><Login info={info} next={q.next} why={q.why} /><Toasts /></>;
+  if (path === '/login') return <><Login info={st.info || info} next={q.next} why={q.why} /><Toasts /></>;
   if (info.authEnabled && !session()) {
     go('/login', { next: location.hash.slice(1) });
     return null;
@@ -157,6 +174,7 @@ function App() {
       <Header info={info} menu={menu} onMenu={() => setMenu(!menu)} />
       <Nav path={path} open={menu} info={info} onPick={() => setMenu(false)} />
       <main id="main" tabIndex={-1}>
+        <DefaultPasswordBanner info={st.info || info} />
         <ErrorBox error={bootError} />
         {Page ? <Catch key={path + '|' + st.namespace}><Page q={q} ns={st.namespace} /></Catch> : <p class="alert error">No such page: {path}. <a href="#/configs">Go to configs</a></p>}
       </main>
