@@ -41,7 +41,7 @@ type Deps struct {
 	// DefaultAdminPassword reports that auth is on and user nacos still
 	// has the password nacos: the console shows a banner (nil: never).
 	DefaultAdminPassword func() bool
-	Logger      *slog.Logger
+	Logger               *slog.Logger
 }
 
 // Mount registers the console pages and the /v1/console extensions on r,
