@@ -90,6 +90,10 @@ type Config struct {
 	// MaxConns caps client connections (default: the descriptor limit
 	// minus a reserve); the last 5% serve only health and node calls.
 	MaxConns int
+	// MaxConnsPerSource caps the connections of one client address
+	// (0: a quarter of MaxConns; negative: none; 127.0.0.1 and ::1 are
+	// not limited). server/limits.go.
+	MaxConnsPerSource int
 	Clock    clock.Clock
 	Logger   *slog.Logger
 
@@ -428,6 +432,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	// fasthttp's Concurrency does not count held long polls: the listener
 	// caps every open connection (server/limits.go)
 	cln.SetMax(hardConns, refuseConn)
+	// an idle-connection flood cannot keep ordinary requests out: one
+	// address holds at most a share of the table, and near the soft limit
+	// connections that stay silent are closed (server/limits.go)
+	cln.SetPerSource(perSourceLimit(s.cfg.MaxConnsPerSource, hardConns), localHost, refuseSource)
+	cln.SetPressure(pressureLevel(hardConns, softConns), quietUnderPressure)
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
