@@ -94,8 +94,8 @@ type Config struct {
 	// (0: a quarter of MaxConns; negative: none; 127.0.0.1 and ::1 are
 	// not limited). server/limits.go.
 	MaxConnsPerSource int
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	Clock             clock.Clock
+	Logger            *slog.Logger
 
 	// The fields below come from the Java-style configuration (package
 	// server/settings: conf/application.properties, -D flags, Spring's
