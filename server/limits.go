@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/internal/connlimit"
 	"github.com/nacosd/nacosd/server/httpapi"
@@ -119,4 +120,11 @@ func reserved(path, contextPath string) bool {
 	p := strings.TrimPrefix(path, contextPath)
 	return strings.HasPrefix(p, "/v1/console/health/") || p == "/v1/cs/health" || p == "/v1/core/cluster/health" ||
 		p == "/v1/ns/health/server" || p == "/v1/ns/operator/metrics" || strings.HasPrefix(p, "/actuator/health")
+}
+
+// nodeBody reports whether a request may send a node-to-node body: with
+// auth on only one carrying the server identity (httpapi.HeaderReceived).
+func (s *Server) nodeBody(h *fasthttp.RequestHeader) bool {
+	a := s.auth
+	return a == nil || !a.Enabled() || a.Identity().Verify(func(k string) string { return string(h.Peek(k)) })
 }

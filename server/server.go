@@ -450,7 +450,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	})
 	// body limits before a body is read, parameter count before a parse
 	// (server/httpapi/limits.go: Java's Tomcat limits)
-	s.app.Server().HeaderReceived = httpapi.HeaderReceived(s.cfg.ContextPath)
+	// (node-to-node bodies only with the server identity when auth is on)
+	s.app.Server().HeaderReceived = httpapi.HeaderReceived(s.cfg.ContextPath, s.nodeBody)
 	if err := s.startOps(); err != nil {
 		return err
 	}

@@ -71,14 +71,28 @@ func BodyLimit(h *fasthttp.RequestHeader, contextPath string) int {
 	return FormBodyLimit
 }
 
+// unauthNodeBodyLimit bounds the body of a node-to-node call that does not
+// carry the server identity while auth is on: it is refused (403) whatever
+// it carries, so no more is read than a forged member report needs (fasthttp
+// answers 413 and closes, unread, beyond it).
+const unauthNodeBodyLimit = 64 << 10
+
 // HeaderReceived returns the fasthttp hook that bounds what is read of a
 // body, decided from the header before the body is read: BodyLimit plus
 // swallow. A body within that is read and refused by ParamLimit with a
 // clear 413; a larger one is refused by fasthttp (413, the connection
-// closed), so no request makes the server buffer more.
-func HeaderReceived(contextPath string) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
+// closed), so no request makes the server buffer more. node reports
+// whether a request may send a node-to-node body (auth off, or the server
+// identity in its header; nil: always): a node-to-node path called without
+// it gets unauthNodeBodyLimit, so a 30 MB body is not read before the
+// identity check refuses it.
+func HeaderReceived(contextPath string, node func(h *fasthttp.RequestHeader) bool) func(*fasthttp.RequestHeader) fasthttp.RequestConfig {
 	return func(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-		return fasthttp.RequestConfig{MaxRequestBodySize: BodyLimit(h, contextPath) + swallow}
+		limit := BodyLimit(h, contextPath)
+		if limit == NodeBodyLimit && node != nil && !node(h) {
+			return fasthttp.RequestConfig{MaxRequestBodySize: unauthNodeBodyLimit}
+		}
+		return fasthttp.RequestConfig{MaxRequestBodySize: limit + swallow}
 	}
 }
 

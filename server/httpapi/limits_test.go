@@ -7,6 +7,8 @@ import (
 	"io"
 	"log/slog"
 	"mime/multipart"
+	"net"
+	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"strconv"
@@ -14,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 )
 
 // gzipped compresses b n times over.
@@ -168,5 +171,67 @@ func TestContentEncoding(t *testing.T) {
 		if st != c.status || !strings.Contains(resp, c.part) {
 			t.Errorf("%q: %d %.200s, want %d with %q", c.ce, st, resp, c.status, c.part)
 		}
+	}
+}
+
+// Issue 26 item 14: with auth on, a node-to-node path called without the
+// server identity may send only a small body: a 30 MB one is refused (413,
+// fasthttp) before it is read; with the identity it is read.
+func TestNodeBodyNeedsIdentity(t *testing.T) {
+	reached := make(chan int, 4)
+	app := fiber.New(fiber.Config{DisableStartupMessage: true, BodyLimit: 64 << 20})
+	app.Server().HeaderReceived = HeaderReceived("/nacos", func(h *fasthttp.RequestHeader) bool {
+		return string(h.Peek("X-Identity")) == "node-secret-value"
+	})
+	app.All("/*", func(c *fiber.Ctx) error {
+		reached <- len(c.Request().Body())
+		return c.SendStatus(403)
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go app.Listener(ln)
+	defer app.Shutdown()
+	body := bytes.Repeat([]byte("x"), 30<<20)
+	send := func(path string, hdr map[string]string) int {
+		req, _ := http.NewRequest("PUT", "http://"+ln.Addr().String()+path, bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return -1 // the server closed while the body was still being sent
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, p := range []string{"/nacos/v1/ns/distro/datum", "/nacos/v1/core/cluster/report", "/nacos/v1/ns/service/status"} {
+		if st := send(p, nil); st != 413 && st != -1 {
+			t.Errorf("%s without the identity: %d, want 413 before the body is read", p, st)
+		}
+		select {
+		case n := <-reached:
+			t.Errorf("%s without the identity: the handler got %d bytes", p, n)
+		default:
+		}
+	}
+	if st := send("/nacos/v1/ns/distro/datum", map[string]string{"X-Identity": "node-secret-value"}); st != 403 {
+		t.Fatalf("with the identity: %d", st)
+	}
+	if n := <-reached; n != len(body) {
+		t.Fatalf("with the identity the handler got %d bytes", n)
+	}
+	// a small forged body is read and refused by the @Secured check (403)
+	small := body[:1000]
+	req, _ := http.NewRequest("POST", "http://"+ln.Addr().String()+"/nacos/v1/core/cluster/report", bytes.NewReader(small))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if n := <-reached; resp.StatusCode != 403 || n != len(small) {
+		t.Fatalf("small body without the identity: %d, %d bytes", resp.StatusCode, n)
 	}
 }
