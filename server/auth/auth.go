@@ -20,9 +20,12 @@
 // without it. The identity is compared in constant time and never logged.
 //
 // Deliberate differences from Java (docs/security.md): no User-Agent bypass,
-// published secrets refused at start, tokens of deleted users refused,
-// password hashes never listed, every user/role/permission read needs
-// ROLE_ADMIN, login rate limited with backoff.
+// published secrets refused at start, tokens of deleted users and tokens
+// from before a password change refused (epochs.go), permission resources
+// read as literal names with * (authz.go), empty and over-72-byte passwords
+// refused, password hashes never listed, every user/role/permission read
+// needs ROLE_ADMIN, login rate limited with backoff per (user, address) and
+// address (limiter.go), the built-in admin's password settable (admin.go).
 package auth
 
 import (
