@@ -228,6 +228,30 @@ func TestClusterAuth(t *testing.T) {
 			t.Errorf("%s with the identity: %d %.200s", name, r.Status, r.Body)
 		}
 	}
+	// a password change on a follower ends the user's tokens on every node
+	// (the token epoch is in the raft store; issue 26 item 10)
+	if r := follower.Do("PUT", "/nacos/v1/auth/users", aq, url.Values{"username": {"app"}, "newPassword": {"app-password-2"}}, nil); r.Status != 200 || !strings.Contains(r.Body, "update user ok!") {
+		t.Fatalf("password change on a follower: %d %s", r.Status, r.Body)
+	}
+	for i, n := range nodes {
+		servertest.Eventually(t, 10*time.Second, func() error {
+			r := n.Do("GET", "/nacos/v1/cs/configs", uq("dataId", "auth.cluster.cfg", "group", "G"), nil, nil)
+			if r.Status != 403 || !strings.Contains(r.Body, "token invalid!") {
+				return fmt.Errorf("node %d: the token of before the password change: %d %s", i, r.Status, r.Body)
+			}
+			return nil
+		})
+	}
+	newTok, err := clusterLogin(t, nodes[2], "app", "app-password-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, n := range nodes {
+		if r := n.Do("GET", "/nacos/v1/cs/configs", url.Values{"accessToken": {newTok}, "dataId": {"auth.cluster.cfg"}, "group": {"G"}}, nil, nil); r.Status != 200 {
+			t.Errorf("node %d: the new token: %d %s", i, r.Status, r.Body)
+		}
+	}
+
 	// members still UP (reports carry the identity) and Distro still in
 	// step after all of it
 	time.Sleep(500 * time.Millisecond)

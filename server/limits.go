@@ -4,12 +4,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/nacosd/nacosd/internal/connlimit"
 	"github.com/nacosd/nacosd/server/httpapi"
@@ -40,6 +42,51 @@ func connLimits(maxConns int) (hard, soft int) {
 	}
 	soft = hard - max(16, hard/20)
 	return hard, max(1, soft)
+}
+
+// quietUnderPressure is how long a new connection may stay silent while the
+// connection table is nearly full (connlimit.SetPressure); otherwise it has
+// HeaderTimeout. A real client sends its request at once.
+const quietUnderPressure = 2 * time.Second
+
+// pressureLevel is where the table counts as nearly full: halfway into the
+// last tenth before the hard limit, below the soft level (95 %) from which
+// ordinary requests get 503, so that a flood of silent connections is cut
+// before it pushes the server there.
+func pressureLevel(hard, soft int) int {
+	return max(1, soft-(hard-soft))
+}
+
+// perSourceLimit is the most connections one address may hold: given, or
+// a quarter of the table (never below 64); a negative value means none. A
+// client host needs a few (a long poll, a keep-alive pool); many clients
+// behind one NAT address need more, which a quarter of the table leaves.
+func perSourceLimit(configured, hard int) int {
+	switch {
+	case configured < 0:
+		return 0
+	case configured > 0:
+		return configured
+	}
+	return max(64, hard/4)
+}
+
+// localHost reports the loopback addresses of this host itself (127.0.0.1,
+// ::1): not limited per source (local tools, benchmarks and sidecars may
+// hold thousands of connections, and a local process can exhaust the
+// descriptors anyway).
+func localHost(a netip.Addr) bool {
+	return a == netip.AddrFrom4([4]byte{127, 0, 0, 1}) || a == netip.IPv6Loopback()
+}
+
+// refuseSource answers a connection over the per-source limit, as fasthttp
+// answers one over its Concurrency, with its own message.
+func refuseSource(c net.Conn) {
+	const msg = "too many connections from this address"
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = io.WriteString(c, "HTTP/1.1 503 Service Unavailable\r\nConnection: close\r\nDate: "+
+		time.Now().UTC().Format(http.TimeFormat)+"\r\nContent-Type: text/plain\r\nContent-Length: "+
+		strconv.Itoa(len(msg))+"\r\n\r\n"+msg)
 }
 
 // refuseConn answers a connection over the hard limit as fasthttp answers
@@ -73,4 +120,11 @@ func reserved(path, contextPath string) bool {
 	p := strings.TrimPrefix(path, contextPath)
 	return strings.HasPrefix(p, "/v1/console/health/") || p == "/v1/cs/health" || p == "/v1/core/cluster/health" ||
 		p == "/v1/ns/health/server" || p == "/v1/ns/operator/metrics" || strings.HasPrefix(p, "/actuator/health")
+}
+
+// nodeBody reports whether a request may send a node-to-node body: with
+// auth on only one carrying the server identity (httpapi.HeaderReceived).
+func (s *Server) nodeBody(h *fasthttp.RequestHeader) bool {
+	a := s.auth
+	return a == nil || !a.Enabled() || a.Identity().Verify(func(k string) string { return string(h.Peek(k)) })
 }

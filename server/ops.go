@@ -72,6 +72,8 @@ func (s *Server) startOps() error {
 		Raft:   s.store.Stats,
 		Ready:  s.Ready,
 	}
+	// the auth service starts after this (read at scrape time, once serving)
+	src.DefaultAdminPassword = func() bool { return s.auth != nil && s.auth.DefaultPasswordInForce() }
 	if !s.cfg.Standalone {
 		src.Distro = s.distroStats
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -377,3 +378,56 @@ func selectors(expr string) ([]selector, error) {
 type selectorError struct{ expr, part string }
 
 func (e *selectorError) Error() string { return "cannot read selector " + e.part + " in " + e.expr }
+
+// TestDefaultAdminPassword (issue 26 item 12): with auth on, a node whose
+// nacos still has the password nacos says so in
+// nacosd_auth_default_admin_password and in the console's ui/info until the
+// password changes; a node started with nacosd.auth.admin-password never
+// lets nacos/nacos in.
+func TestDefaultAdminPassword(t *testing.T) {
+	start := func(adminPW string) *servertest.Node {
+		cfg := servertest.Config(t)
+		cfg.Ops.ExposePrometheus = true
+		cfg.Auth = server.AuthConfig{Enabled: true, SecretKey: clusterSecret, TokenExpire: time.Hour,
+			ServerIdentityKey: clusterIdentKey, ServerIdentityValue: clusterIdentVal, AdminPassword: adminPW}
+		return servertest.Start(t, cfg)
+	}
+	gauge := func(n *servertest.Node) float64 {
+		v, ok := find(scrape(t, n), "nacosd_auth_default_admin_password", nil)
+		if !ok {
+			t.Fatal("nacosd_auth_default_admin_password missing")
+		}
+		return v
+	}
+	n := start("")
+	if g := gauge(n); g != 1 {
+		t.Fatalf("gauge with nacos/nacos: %v", g)
+	}
+	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); !strings.Contains(r.Body, `"defaultAdminPassword":true`) {
+		t.Fatalf("ui/info: %s", r.Body)
+	}
+	tok, err := clusterLogin(t, n, "nacos", "nacos")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := n.Do("PUT", "/nacos/v1/auth/users", url.Values{"accessToken": {tok}}, url.Values{"username": {"nacos"}, "newPassword": {"Changed-pw-1"}}, nil); r.Status != 200 {
+		t.Fatalf("password change: %d %s", r.Status, r.Body)
+	}
+	if g := gauge(n); g != 0 {
+		t.Fatalf("gauge after the change: %v", g)
+	}
+	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); !strings.Contains(r.Body, `"defaultAdminPassword":false`) {
+		t.Fatalf("ui/info after the change: %s", r.Body)
+	}
+
+	m := start("First-start-pw")
+	if _, err := clusterLogin(t, m, "nacos", "nacos"); err == nil {
+		t.Fatal("nacos/nacos logs in on a node started with an admin password")
+	}
+	if _, err := clusterLogin(t, m, "nacos", "First-start-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if g := gauge(m); g != 0 {
+		t.Fatalf("gauge with an admin password: %v", g)
+	}
+}

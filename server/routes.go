@@ -30,7 +30,8 @@ func (s *Server) routeTable(port int, reg *naming.Registry) (*httpapi.Table, err
 		httpapi.NamingRoutes(httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 			Status: s.status, SysLoad: sysLoad, Distro: s.distroDeps()}),
 		console.Routes(console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Build: s.cfg.Build, Cluster: s, Config: s.config, Hub: s.hub,
-			Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")}),
+			Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, DefaultAdminPassword: s.auth.DefaultPasswordInForce,
+			Logger: s.log.With("component", "console")}),
 	)
 }
 

@@ -91,8 +91,12 @@ type Config struct {
 	// MaxConns caps client connections (default: the descriptor limit
 	// minus a reserve); the last 5% serve only health and node calls.
 	MaxConns int
-	Clock    clock.Clock
-	Logger   *slog.Logger
+	// MaxConnsPerSource caps the connections of one client address
+	// (0: a quarter of MaxConns; negative: none; 127.0.0.1 and ::1 are
+	// not limited). server/limits.go.
+	MaxConnsPerSource int
+	Clock             clock.Clock
+	Logger            *slog.Logger
 	// Build is the running binary's build (version, VCS revision): logged,
 	// in metrics (nacosd_build_info), in /v1/console/server/state and the
 	// console. DefaultConfig reads it; zero means unknown.
@@ -158,7 +162,7 @@ func (t ClusterTimings) bootstrapWait() time.Duration {
 func (a AuthConfig) Settings() auth.Settings {
 	return auth.Settings{Enabled: a.Enabled, SystemType: a.SystemType, TokenSecret: a.SecretKey, TokenExpire: a.TokenExpire,
 		IdentityKey: a.ServerIdentityKey, IdentityValue: a.ServerIdentityValue, CachingEnabled: a.Caching,
-		UserAgentAuthWhite: a.UserAgentAuthWhite}
+		UserAgentAuthWhite: a.UserAgentAuthWhite, AdminPassword: a.AdminPassword}
 }
 
 // AuthConfig is nacos.core.auth.* as Java Nacos 1.4.8 reads it
@@ -188,6 +192,11 @@ type AuthConfig struct {
 	// ServerIdentityKey and ServerIdentityValue are
 	// nacos.core.auth.server.identity.key/value.
 	ServerIdentityKey, ServerIdentityValue string
+	// AdminPassword is nacosd.auth.admin-password
+	// (NACOSD_AUTH_ADMIN_PASSWORD, NACOS_AUTH_ADMIN_PASSWORD): the
+	// password of the built-in user nacos, set at first start and while
+	// nacos still has the default one.
+	AdminPassword string
 }
 
 // DefaultConfig returns Java Nacos's defaults: port 8848, /nacos, ./data.
@@ -435,6 +444,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	// fasthttp's Concurrency does not count held long polls: the listener
 	// caps every open connection (server/limits.go)
 	cln.SetMax(hardConns, refuseConn)
+	// an idle-connection flood cannot keep ordinary requests out: one
+	// address holds at most a share of the table, and near the soft limit
+	// connections that stay silent are closed (server/limits.go)
+	cln.SetPerSource(perSourceLimit(s.cfg.MaxConnsPerSource, hardConns), localHost, refuseSource)
+	cln.SetPressure(pressureLevel(hardConns, softConns), quietUnderPressure)
 	s.app = fiber.New(fiber.Config{
 		DisableStartupMessage: true,
 		CaseSensitive:         true, // Spring's mappings are
@@ -448,7 +462,8 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	})
 	// body limits before a body is read, parameter count before a parse
 	// (server/httpapi/limits.go: Java's Tomcat limits)
-	s.app.Server().HeaderReceived = httpapi.HeaderReceived(s.cfg.ContextPath)
+	// (node-to-node bodies only with the server identity when auth is on)
+	s.app.Server().HeaderReceived = httpapi.HeaderReceived(s.cfg.ContextPath, s.nodeBody)
 	if err := s.startOps(); err != nil {
 		return err
 	}

@@ -562,3 +562,24 @@ func malformedAuthInputs(t *testing.T, tg target) {
 		}
 	}
 }
+
+// Issue 26 item 4: nacosd refuses to start with any secret that decodes to
+// a published one (anyone could sign admin tokens with it) and with the
+// identity values of the documentation. Java starts with all of them.
+func TestPublishedSecretsRefused(t *testing.T) {
+	for _, c := range []struct{ name, secret, idValue string }{
+		{"default", auth.DefaultTokenSecret, identity},
+		{"default in Base64 (2.2.x)", "U2VjcmV0S2V5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5", identity},
+		{"nacos.io guide example", "VGhpc0lzTXlDdXN0b21TZWNyZXRLZXkwMTIzNDU2Nzg=", identity},
+		{"guide example with a line break", "VGhpc0lzTXlDdXN0b21T\nZWNyZXRLZXkwMTIzNDU2Nzg=", identity},
+		{"default with line breaks", "SecretKey012345678901234567890123\n45678901234567890123456789012345678\n9", identity},
+		{"identity serverIdentity/security", secret, "security"},
+		{"identity example", secret, "example"},
+	} {
+		cfg := servertest.Config(t)
+		cfg.Auth = server.AuthConfig{Enabled: true, SecretKey: c.secret, ServerIdentityKey: "serverIdentity", ServerIdentityValue: c.idValue}
+		if _, err := server.New(cfg); err == nil {
+			t.Errorf("nacosd: starts with the published %s", c.name)
+		}
+	}
+}

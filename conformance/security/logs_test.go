@@ -88,3 +88,30 @@ func TestSecretsNeverLogged(t *testing.T) {
 		}
 	}
 }
+
+// Issue 26 item 12: a fresh install with auth on logs in with nacos/nacos
+// (Java too; nacosd keeps it for the apps configured with it, warns, shows
+// the console a banner and exports nacosd_auth_default_admin_password).
+// Started with nacosd.auth.admin-password, nacos/nacos is refused from the
+// first request, the configured password works, and it never reaches the
+// log.
+func TestAdminPasswordAtFirstStart(t *testing.T) {
+	logs := &lockedBuffer{}
+	const adminPW = "Admin-pw-7d21c9-never-logged"
+	cfg := servertest.Config(t)
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.Auth = server.AuthConfig{Enabled: true, SecretKey: secret, ServerIdentityKey: "serverIdentity", ServerIdentityValue: identity,
+		TokenExpire: 18000 * time.Second, AdminPassword: adminPW}
+	n := servertest.Start(t, cfg)
+	tg := target{name: "nacosd", base: "http://" + n.HTTPAddr() + "/nacos"}
+	st, body := tg.do(t, "POST", "/v1/auth/users/login", nil, url.Values{"username": {"nacos"}, "password": {"nacos"}}, nil)
+	refused(t, tg, "nacos/nacos on a node started with nacosd.auth.admin-password", st, body)
+	tg.login(t, "nacos", adminPW)
+	if st, body := tg.do(t, "GET", "/v1/console/ui/info", nil, nil, nil); st != 200 || !strings.Contains(body, `"defaultAdminPassword":false`) {
+		t.Errorf("ui/info: %d %s", st, body)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(logs.String(), adminPW) {
+		t.Error("the log holds the admin password")
+	}
+}

@@ -20,9 +20,12 @@
 // without it. The identity is compared in constant time and never logged.
 //
 // Deliberate differences from Java (docs/security.md): no User-Agent bypass,
-// published secrets refused at start, tokens of deleted users refused,
-// password hashes never listed, every user/role/permission read needs
-// ROLE_ADMIN, login rate limited with backoff.
+// published secrets refused at start, tokens of deleted users and tokens
+// from before a password change refused (epochs.go), permission resources
+// read as literal names with * (authz.go), empty and over-72-byte passwords
+// refused, password hashes never listed, every user/role/permission read
+// needs ROLE_ADMIN, login rate limited with backoff per (user, address) and
+// address (limiter.go), the built-in admin's password settable (admin.go).
 package auth
 
 import (
@@ -31,8 +34,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -79,14 +80,12 @@ type Service struct {
 	tables  *tables
 	limiter *limiter
 	// verified remembers successful password checks (verified.go)
-	verified *verified
-	log      *slog.Logger
-	dummy    []byte // bcrypt hash compared when the user does not exist
-	// patterns caches compiled permission resources (string ->
-	// *regexp.Regexp, nil when it does not compile); bounded by the
-	// permission table.
-	patterns  sync.Map
+	verified  *verified
+	log       *slog.Logger
+	dummy     []byte // bcrypt hash compared when the user does not exist
 	lastStamp atomic.Int64
+	// defaultPW caches DefaultPasswordInForce per stored hash (admin.go)
+	defaultPW atomic.Pointer[defaultCheck]
 	// compares counts bcrypt comparisons (tests: one per password check,
 	// known user or not)
 	compares atomic.Int64
@@ -152,48 +151,48 @@ func (s *Service) Identity() Identity {
 }
 
 // Bootstrap writes the built-in user nacos with ROLE_ADMIN once, when the
-// tables were never initialised (Java's schema inserts the same rows). Only
-// the raft leader can write; followers get raftstore.ErrNotLeader, which the
-// caller may ignore.
+// tables were never initialised (Java's schema inserts the same rows), with
+// Settings.AdminPassword when set, else Java's nacos. Later, while nacos
+// still has the password nacos, a configured AdminPassword replaces it
+// (admin.go). Only the raft leader can write; followers get
+// raftstore.ErrNotLeader, which the caller may ignore.
 func (s *Service) Bootstrap(ctx context.Context) error {
-	if s.Initialized() {
+	if err := s.writeClusterKey(ctx); err != nil {
+		return err
+	}
+	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); ok {
+		if err := s.applyAdminPassword(ctx); err != nil {
+			return err
+		}
+		s.warnDefaultPassword()
 		return nil
 	}
 	now := s.now()
-	b := batch{}
-	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); !ok {
-		b.absent(bucketMeta, "init")
-		b.put(bucketMeta, "init", []byte{recordVersion, '1'})
-		if _, ok := s.cfg.Store.Get(bucketUser, DefaultUser); !ok {
-			b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: defaultUserHash, Created: now}))
-			b.put(bucketRole, roleKey(GlobalAdminRole, DefaultUser), encodeRecord(rowRecord{Created: now}))
+	hash := defaultUserHash
+	if pw := s.cfg.Settings.AdminPassword; pw != "" {
+		h, err := hashPassword(pw, s.cfg.BcryptCost)
+		if err != nil {
+			return fmt.Errorf("auth: hash the admin password: %w", err)
 		}
+		hash = string(h)
 	}
-	if s.cfg.Settings.TokenSecret == "" {
-		if _, ok := s.cfg.Store.Get(bucketMeta, clusterKeyKey); !ok {
-			key := make([]byte, 1+32)
-			key[0] = recordVersion
-			if _, err := rand.Read(key[1:]); err != nil {
-				return fmt.Errorf("auth: cluster token key: %w", err)
-			}
-			b.absent(bucketMeta, clusterKeyKey)
-			b.put(bucketMeta, clusterKeyKey, key)
-		}
+	b := batch{}
+	b.absent(bucketMeta, "init")
+	b.put(bucketMeta, "init", []byte{recordVersion, '1'})
+	if _, ok := s.cfg.Store.Get(bucketUser, DefaultUser); !ok {
+		b.put(bucketUser, DefaultUser, encodeRecord(userRecord{Password: hash, Created: now}))
+		b.put(bucketRole, roleKey(GlobalAdminRole, DefaultUser), encodeRecord(rowRecord{Created: now}))
 	}
 	if err := s.apply(ctx, b); err != nil && !errors.Is(err, errCond) {
 		return fmt.Errorf("auth: write built-in user: %w", err)
 	}
-	if s.Enabled() {
-		if u := s.tables.get().byName[DefaultUser]; u != nil && u.Password == defaultUserHash {
-			ctx := strings.TrimSuffix(s.cfg.ContextPath, "/")
-			s.log.Warn(fmt.Sprintf("auth is enabled and user nacos still has the default password nacos: change it on the console's Users page (%s/#/users) or with PUT %s/v1/auth/users", ctx, ctx))
-		}
-	}
+	s.warnDefaultPassword()
 	return nil
 }
 
 // Initialized reports whether the built-in user was written (by this node
-// or any other: the record is replicated).
+// or any other: the record is replicated), and, with no token secret
+// configured, the cluster's token key.
 func (s *Service) Initialized() bool {
 	if _, ok := s.cfg.Store.Get(bucketMeta, "init"); !ok {
 		return false
@@ -211,6 +210,28 @@ func (s *Service) Initialized() bool {
 // with auth off is checked as ROLE_ADMIN, and a follower forwards it to
 // the raft leader with the caller's token).
 const clusterKeyKey = "tokenkey"
+
+// writeClusterKey writes the cluster token key once (no secret configured).
+func (s *Service) writeClusterKey(ctx context.Context) error {
+	if s.cfg.Settings.TokenSecret != "" {
+		return nil
+	}
+	if _, ok := s.cfg.Store.Get(bucketMeta, clusterKeyKey); ok {
+		return nil
+	}
+	key := make([]byte, 1+32)
+	key[0] = recordVersion
+	if _, err := rand.Read(key[1:]); err != nil {
+		return fmt.Errorf("auth: cluster token key: %w", err)
+	}
+	b := batch{}
+	b.absent(bucketMeta, clusterKeyKey)
+	b.put(bucketMeta, clusterKeyKey, key)
+	if err := s.apply(ctx, b); err != nil && !errors.Is(err, errCond) {
+		return fmt.Errorf("auth: write the cluster token key: %w", err)
+	}
+	return nil
+}
 
 // tokens mints and verifies with the configured secret, else the cluster
 // key once it is known, else this process's random key.
@@ -275,20 +296,24 @@ type Principal struct {
 func (s *Service) Authenticate(c Credentials) (Principal, error) {
 	tok := c.token()
 	if tok == "" {
-		if err := s.checkPassword(c.Username, c.Password, c.Source); err != nil {
+		epoch, err := s.checkPassword(c.Username, c.Password, c.Source)
+		if err != nil {
 			return Principal{}, err
 		}
-		tok = s.tokens().mint(c.Username)
+		tok = s.tokens().mint(c.Username, epoch)
 	}
-	sub, err := s.tokens().verify(tok)
+	cl, err := s.tokens().verify(tok)
 	if err != nil {
 		return Principal{}, err
 	}
 	v := s.tables.get()
-	if v.byName[sub] == nil { // Java keeps accepting a deleted user's token
+	if v.byName[cl.sub] == nil { // Java keeps accepting a deleted user's token
 		return Principal{}, ErrNoToken
 	}
-	return Principal{Username: sub, Token: tok, GlobalAdmin: hasRole(v.byUser[sub], GlobalAdminRole)}, nil
+	if s.tok.revoked(cl, v.epochs[cl.sub]) { // minted before a password change (epochs.go)
+		return Principal{}, ErrTokenInvalid
+	}
+	return Principal{Username: cl.sub, Token: tok, GlobalAdmin: hasRole(v.byUser[cl.sub], GlobalAdminRole)}, nil
 }
 
 // Login is POST /v1/auth/users/login: Authenticate, then the login body.
@@ -301,7 +326,9 @@ func (s *Service) Login(c Credentials) (LoginResult, error) {
 }
 
 // Token mints a token for user (tests, tools).
-func (s *Service) Token(user string) string { return s.tokens().mint(user) }
+func (s *Service) Token(user string) string {
+	return s.tokens().mint(user, s.tables.get().epochs[user])
+}
 
 func hasRole(roles []RoleInfo, role string) bool {
 	for _, r := range roles {

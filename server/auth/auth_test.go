@@ -59,7 +59,7 @@ func TestLoginBuiltInUser(t *testing.T) {
 	}
 	parts := strings.Split(r.Token, ".")
 	payload, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	if parts[0] != jwtHeader || string(payload) != `{"sub":"nacos","exp":1700018000}` {
+	if parts[0] != jwtHeader || string(payload) != `{"sub":"nacos","exp":1700018000,"epoch":0}` {
 		t.Fatalf("token %s payload %s", r.Token, payload)
 	}
 	if want := `{"accessToken":"` + r.Token + `","tokenTtl":18000,"globalAdmin":true,"username":"nacos"}`; string(r.JSON()) != want {
@@ -130,6 +130,10 @@ func TestForgedTokens(t *testing.T) {
 	}
 }
 
+// base64Default is the Base64 spelling of DefaultTokenSecret (Java 2.2.x's
+// conf/application.properties).
+const base64Default = "U2VjcmV0S2V5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5"
+
 func TestSettingsRefused(t *testing.T) {
 	ok := onSettings()
 	if err := ok.Validate(); err != nil {
@@ -147,6 +151,23 @@ func TestSettingsRefused(t *testing.T) {
 		"default identity": {mod(func(s *Settings) { s.IdentityKey, s.IdentityValue = "serverIdentity", "security" }), "identity"},
 		"short identity":   {mod(func(s *Settings) { s.IdentityValue = "abc123" }), "16 characters"},
 		"system type":      {mod(func(s *Settings) { s.SystemType = "ldap" }), "system.type"},
+		// issue 26 item 4: the published secrets in every spelling
+		"default in Base64 (2.2.x)": {mod(func(s *Settings) { s.TokenSecret = base64Default }), "published"},
+		"nacos.io guide example":    {mod(func(s *Settings) { s.TokenSecret = "VGhpc0lzTXlDdXN0b21TZWNyZXRLZXkwMTIzNDU2Nzg=" }), "published"},
+		"default with line breaks": {mod(func(s *Settings) {
+			s.TokenSecret = "SecretKey01\n2345678901234567890123456789012345678901234567890123456789"
+		}), "published"},
+		"default with CRLF": {mod(func(s *Settings) {
+			s.TokenSecret = "SecretKey0123456789012345678901234567890\r\n123456789012345678901234567890123456789"
+		}), "published"},
+		"Base64 default, URL, no pad": {mod(func(s *Settings) {
+			s.TokenSecret = strings.TrimRight(strings.NewReplacer("+", "-", "/", "_").Replace(base64Default), "=")
+		}), "published"},
+		"guide example with line breaks": {mod(func(s *Settings) { s.TokenSecret = "VGhpc0lzTXlDdXN0b21T\nZWNyZXRLZXkwMTIzNDU2Nzg=" }), "published"},
+		"guide text, longer, in Base64": {mod(func(s *Settings) {
+			s.TokenSecret = base64.StdEncoding.EncodeToString([]byte("ThisIsMyCustomSecretKey0123456789abcdef"))
+		}), "published"},
+		"identity in capitals": {mod(func(s *Settings) { s.IdentityKey, s.IdentityValue = "serverIdentity", "SECURITY" }), "identity"},
 	} {
 		err := c.s.Validate()
 		if err == nil || !strings.Contains(err.Error(), c.want) {
@@ -188,7 +209,7 @@ func TestUsersRolesPermissions(t *testing.T) {
 	}
 	must(s.AddRole(ctx, "dev", "alice"))
 	must(s.AddPermission(ctx, "dev", "ns1:*:*", "rw"))
-	must(s.AddPermission(ctx, "dev", ":DEFAULT_GROUP:config/app.*", "r"))
+	must(s.AddPermission(ctx, "dev", ":DEFAULT_GROUP:config/app.yaml", "r"))
 	for _, c := range []struct {
 		res, act string
 		want     bool
@@ -196,7 +217,8 @@ func TestUsersRolesPermissions(t *testing.T) {
 		{"ns1:g:config/x", "r", true}, {"ns1:g:naming/s", "w", true},
 		{"ns2:g:config/x", "r", false}, {"ns10:g:config/x", "r", false},
 		{":DEFAULT_GROUP:config/app.yaml", "r", true}, {":DEFAULT_GROUP:config/app.yaml", "w", false},
-		{":DEFAULT_GROUP:config/appXyaml", "r", true}, // '.' stays a regex dot, as in Java
+		{":DEFAULT_GROUP:config/appXyaml", "r", false}, // '.' is a dot (Java: a regex dot)
+		{":DEFAULT_GROUP:config/app-yaml", "r", false},
 		{"console/users", "r", false}, {"console/user/password", "w", true},
 	} {
 		if got := s.HasPermission("alice", c.res, c.act); got != c.want {
@@ -269,21 +291,25 @@ func TestLoginBackoff(t *testing.T) {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
 	}
-	// locked: even the right password is refused, for 1 s
-	err := try("nacos", "nacos", "2.2.2.2")
+	// the pair is locked: even the right password is refused, for 1 s
+	err := try("nacos", "nacos", "1.1.1.1")
 	var le *LockedError
 	if !errors.As(err, &le) || le.RetryAfter != time.Second || status(err) != 429 {
 		t.Fatalf("locked: %v", err)
 	}
+	// never the user on an address that has not failed
+	if err := try("nacos", "nacos", "2.2.2.2"); err != nil {
+		t.Fatalf("user locked out of an address that never failed: %v", err)
+	}
 	clk.Advance(time.Second)
-	if err := try("nacos", "bad", "3.3.3.3"); err != ErrUnknownUser {
+	if err := try("nacos", "bad", "1.1.1.1"); err != ErrUnknownUser {
 		t.Fatal(err)
 	}
-	if err := try("nacos", "nacos", "3.3.3.3"); !errors.As(err, &le) || le.RetryAfter != 2*time.Second {
+	if err := try("nacos", "nacos", "1.1.1.1"); !errors.As(err, &le) || le.RetryAfter != 2*time.Second {
 		t.Fatalf("doubled: %v", err)
 	}
 	clk.Advance(2 * time.Second)
-	if err := try("nacos", "nacos", "3.3.3.3"); err != nil {
+	if err := try("nacos", "nacos", "1.1.1.1"); err != nil {
 		t.Fatalf("after backoff: %v", err)
 	}
 	// per source: 20 failures across many user names lock the address
@@ -295,6 +321,75 @@ func TestLoginBackoff(t *testing.T) {
 	}
 	if err := try("nacos", "nacos", "8.8.8.8"); err != nil {
 		t.Fatalf("other source: %v", err)
+	}
+}
+
+// Issue 26 item 2: a guesser sending 33 wrong passwords in 25 s (as it did
+// against nacosd's per-user lock) slows only himself: the admin logs in from
+// every address that has not failed, at once, while the guesser's own pair
+// and address stay locked with a growing backoff.
+func TestLoginGuesserLocksOnlyHimself(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	try := func(user, pass, src string) error {
+		_, err := s.Login(Credentials{Username: user, Password: pass, Source: src})
+		return err
+	}
+	var le *LockedError
+	refused := 0
+	for i := 0; i < 33; i++ {
+		if err := try("nacos", "guess"+itoa(i), "6.6.6.6"); errors.As(err, &le) {
+			refused++
+		}
+		if err := try("nacos", "nacos", "10.0.0."+itoa(i%250+1)); err != nil {
+			t.Fatalf("guess %d: the admin is locked out of a fresh address: %v", i, err)
+		}
+		clk.Advance(25 * time.Second / 33)
+	}
+	if refused == 0 {
+		t.Fatal("the guesser was never throttled")
+	}
+	// backoff: the lockout doubled with every failure let through
+	if err := try("nacos", "nacos", "6.6.6.6"); !errors.As(err, &le) || le.RetryAfter <= 2*time.Second {
+		t.Fatalf("the guesser's pair is not locked with a grown backoff: %v", err)
+	}
+}
+
+// Issue 26 item 6: a permission resource is a literal name with * as the
+// only wildcard (and .*, Java's spelling of it); Java reads it as a regular
+// expression, so "config/app.yaml" also granted "config/app-yaml".
+func TestMatchResource(t *testing.T) {
+	for _, c := range []struct {
+		stored, res string
+		want        bool
+	}{
+		{"nsA:*:*", "nsA:G1:config/x", true},
+		{"nsA:*:*", "nsAB:G1:config/x", false},
+		{"nsA:G1:config/app.yaml", "nsA:G1:config/app.yaml", true},
+		{"nsA:G1:config/app.yaml", "nsA:G1:config/app-yaml", false},
+		{"nsA:G1:config/app.yaml", "nsA:G1:config/appXyaml", false},
+		{"nsA:(G1|G2):*", "nsA:G2:config/x", false},
+		{"nsA:(G1|G2):*", "nsA:(G1|G2):config/x", true},
+		{"nsA:G[12]:*", "nsA:G1:config/x", false},
+		{"nsA:G1?:*", "nsA:G:config/x", false},
+		{"nsA:G1+:*", "nsA:G11:config/x", false},
+		{"^nsA:*", "nsA:G1:config/x", false},
+		{"nsA:.*:.*", "nsA:G1:config/x", true},
+		{"nsA:G1:config/app.*", "nsA:G1:config/app.yaml", true},
+		{"*", "anything:at:all", true},
+		{"*:*:naming/*", "nsB:G:naming/svc", true},
+		{"*:*:naming/*", "nsB:G:config/svc", false},
+		{"team_a:*:*", "team-a:G:config/x", false},
+		{"a*b*c", "aXXbYYc", true},
+		{"a*b*c", "aXXbYY", false},
+		{"", "", true},
+		{"", "x", false},
+		{":*:*", ":G:config/x", true},
+		{":*:*", "nsA:G:config/x", false},
+		{strings.Repeat("*a", 50), strings.Repeat("a", 5000) + "b", false},
+	} {
+		if got := MatchResource(c.stored, c.res); got != c.want {
+			t.Errorf("MatchResource(%q, %q) = %v", c.stored, c.res, got)
+		}
 	}
 }
 
@@ -321,10 +416,10 @@ func TestIdentity(t *testing.T) {
 	}
 }
 
-// A pair that logged in lately is exempt from the user and address
-// lockouts: a guesser elsewhere cannot lock out an app's host, and a
-// misconfigured client on that host cannot lock out the other users there;
-// the pair's own failures still lock it.
+// A pair that logged in lately is exempt from its address's lockout: a
+// misconfigured client on an app's host cannot lock out the other users
+// there; the pair's own failures still lock it. A guesser elsewhere locks
+// nothing of it.
 func TestLoginBackoffKnownGood(t *testing.T) {
 	s, clk := newService(t, onSettings())
 	try := func(user, pass, src string) error {
@@ -340,13 +435,13 @@ func TestLoginBackoffKnownGood(t *testing.T) {
 	if err := try("nacos", "nacos", "10.0.0.1"); err != nil {
 		t.Fatal(err)
 	}
-	// a guesser on another address locks user app out for everyone else
+	// a guesser on another address locks only himself
 	for i := 0; i < 5; i++ {
 		_ = try("app", "guess"+itoa(i), "6.6.6.6")
 	}
 	var le *LockedError
-	if err := try("app", "app-password", "7.7.7.7"); !errors.As(err, &le) {
-		t.Fatalf("user not locked for a new address: %v", err)
+	if err := try("app", "app-password", "7.7.7.7"); err != nil {
+		t.Fatalf("user locked for a new address by a guesser elsewhere: %v", err)
 	}
 	if err := try("app", "app-password", "10.0.0.1"); err != nil {
 		t.Fatalf("known-good pair locked out by a guesser elsewhere: %v", err)
@@ -478,6 +573,230 @@ func TestDefaultPasswordWarningUsesContextPath(t *testing.T) {
 		if !strings.Contains(buf.String(), "default password") || !strings.Contains(buf.String(), tc.want) ||
 			(tc.ctx != "/nacos" && strings.Contains(buf.String(), "/nacos/")) {
 			t.Errorf("context path %q: warning lacks %q:\n%s", tc.ctx, tc.want, buf.String())
+		}
+	}
+}
+
+// Issue 26 item 10: a password change or a deletion ends the user's tokens
+// (a per-user epoch in the raft store); a re-created user of the same name
+// gets none of them back; tokens minted after the change, and tokens of
+// Java's format (no epoch claim) minted after it, work; a role change ends
+// nothing (roles are read at every request).
+func TestTokenEpoch(t *testing.T) {
+	s, clk := newService(t, onSettings())
+	ctx := context.Background()
+	if err := s.CreateUser(ctx, "alice", "pw-1"); err != nil {
+		t.Fatal(err)
+	}
+	login := func(pw string) string {
+		t.Helper()
+		r, err := s.Login(Credentials{Username: "alice", Password: pw, Source: "10.0.0.1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r.Token
+	}
+	valid := func(tok string) error { _, err := s.Authenticate(Credentials{AccessToken: tok}); return err }
+	t1 := login("pw-1")
+	if p := decodePayload(t, t1); !strings.HasPrefix(p, `{"sub":"alice","exp":`) || !strings.HasSuffix(p, `,"epoch":0}`) {
+		t.Fatalf("token payload %s", p)
+	}
+	// a Java node's token (no claim) minted before the change
+	javaOld := s.tok.mint("alice", 0)
+	javaOld = strings.Join(strings.Split(javaOld, ".")[:1], "") + "." + b64.EncodeToString([]byte(
+		strings.Replace(decodePayload(t, javaOld), `,"epoch":0`, "", 1)))
+	javaOld += "." + b64.EncodeToString(s.tok.sign(javaOld))
+	if err := valid(javaOld); err != nil {
+		t.Fatalf("Java-format token: %v", err)
+	}
+	clk.Advance(2 * time.Second)
+	admin := Principal{Username: "nacos", GlobalAdmin: true}
+	if err := s.UpdatePassword(ctx, admin, "alice", "pw-2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t1); err != ErrTokenInvalid {
+		t.Fatalf("token minted before the password change: %v", err)
+	}
+	if err := valid(javaOld); err != ErrTokenInvalid {
+		t.Fatalf("Java-format token minted 2 s before the password change: %v", err)
+	}
+	t2 := login("pw-2")
+	if err := valid(t2); err != nil {
+		t.Fatalf("token minted after the change: %v", err)
+	}
+	// a Java node's token (no claim) minted after the change works
+	java := s.tok.mint("alice", 0)
+	java = strings.Split(java, ".")[0] + "." + b64.EncodeToString([]byte(strings.Replace(decodePayload(t, java), `,"epoch":0`, "", 1)))
+	java += "." + b64.EncodeToString(s.tok.sign(java))
+	clk.Advance(time.Second)
+	if err := valid(java); err != nil {
+		t.Fatalf("Java-format token minted after the change: %v", err)
+	}
+	// exact for nacosd's tokens: a change in the same millisecond ends t2
+	if err := s.UpdatePassword(ctx, Principal{Username: "alice"}, "alice", "pw-3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t2); err != ErrTokenInvalid {
+		t.Fatalf("token minted before the second change: %v", err)
+	}
+	t3 := login("pw-3")
+	// a role change ends nothing
+	if err := s.AddRole(ctx, "dev", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteRole(ctx, "dev", "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t3); err != nil {
+		t.Fatalf("token after a role change: %v", err)
+	}
+	// deleted, then re-created under the same name: the old token stays dead
+	if err := s.DeleteUser(ctx, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t3); err != ErrNoToken {
+		t.Fatalf("token of a deleted user: %v", err)
+	}
+	if err := s.CreateUser(ctx, "alice", "pw-3"); err != nil {
+		t.Fatal(err)
+	}
+	if err := valid(t3); err != ErrTokenInvalid {
+		t.Fatalf("token of the deleted user, valid for the re-created one: %v", err)
+	}
+	if err := valid(login("pw-3")); err != nil {
+		t.Fatalf("the re-created user's own token: %v", err)
+	}
+}
+
+func decodePayload(t *testing.T, tok string) string {
+	t.Helper()
+	parts := strings.Split(tok, ".")
+	b, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// Issue 26 item 11: an empty password and one longer than the 72 bytes
+// bcrypt reads are refused at creation and change (Java stores both; a
+// different password with the same first 72 bytes logged in), with Java's
+// shape of a refused argument.
+func TestPasswordRules(t *testing.T) {
+	s, _ := newService(t, onSettings())
+	ctx := context.Background()
+	admin := Principal{Username: "nacos", GlobalAdmin: true}
+	long := strings.Repeat("p", 72)
+	for _, c := range []struct {
+		pw   string
+		body string
+	}{
+		{"", "caused: password must not be empty;"},
+		{long + "x", "caused: password is longer than 72 bytes (bcrypt reads only the first 72);"},
+		{strings.Repeat("é", 37), "caused: password is longer than 72 bytes (bcrypt reads only the first 72);"}, // 74 bytes
+	} {
+		err := s.CreateUser(ctx, "bob", c.pw)
+		var ce *compat.Error
+		if !errors.As(err, &ce) || ce.Status != 400 || ce.Body != c.body {
+			t.Errorf("create with a %d-byte password: %v", len(c.pw), err)
+		}
+	}
+	if err := s.CreateUser(ctx, "bob", long); err != nil {
+		t.Fatalf("72 bytes: %v", err)
+	}
+	if _, err := s.Login(Credentials{Username: "bob", Password: long, Source: "1.1.1.1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, pw := range []string{"", long + "y"} {
+		err := s.UpdatePassword(ctx, admin, "bob", pw)
+		var ce *compat.Error
+		if !errors.As(err, &ce) || ce.Status != 400 || !strings.HasPrefix(ce.Body, "caused: newPassword ") {
+			t.Errorf("change to a %d-byte password: %v", len(pw), err)
+		}
+	}
+}
+
+// Issue 26 item 12: nacosd.auth.admin-password gives the built-in user nacos
+// another password at first start, and later while nacos still has the
+// published one (its tokens end with it); a password changed since is left
+// alone. DefaultPasswordInForce (the console banner, the metric) follows.
+func TestAdminPassword(t *testing.T) {
+	login := func(s *Service, pw string) error {
+		_, err := s.Login(Credentials{Username: DefaultUser, Password: pw, Source: "10.0.0.9"})
+		return err
+	}
+	// first start with the setting
+	st := onSettings()
+	st.AdminPassword = "first-Start-pw"
+	s, _ := newService(t, st)
+	if err := login(s, "nacos"); err != ErrUnknownUser {
+		t.Fatalf("nacos/nacos at a first start with an admin password: %v", err)
+	}
+	if err := login(s, "first-Start-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if s.DefaultPasswordInForce() {
+		t.Fatal("default reported in force")
+	}
+
+	// a store initialised with nacos/nacos, then a start with the setting
+	store := raftstoretest.New(t)
+	clk := clocktest.New(time.UnixMilli(1700000000123))
+	start := func(st Settings) *Service {
+		s, err := New(Config{Settings: st, Store: store, Clock: clk, Logger: raftstoretest.Logger(t), BcryptCost: 4})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		if err := s.Bootstrap(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	old := start(onSettings())
+	if !old.DefaultPasswordInForce() {
+		t.Fatal("default not reported in force")
+	}
+	r, err := old.Login(Credentials{Username: DefaultUser, Password: "nacos", Source: "10.0.0.9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Second)
+	s2 := start(st)
+	if err := login(s2, "nacos"); err != ErrUnknownUser {
+		t.Fatalf("nacos/nacos after a restart with an admin password: %v", err)
+	}
+	if err := login(s2, "first-Start-pw"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s2.Authenticate(Credentials{AccessToken: r.Token}); err != ErrTokenInvalid {
+		t.Fatalf("a token got with nacos/nacos: %v", err)
+	}
+	if s2.DefaultPasswordInForce() || old.DefaultPasswordInForce() {
+		t.Fatal("default reported in force after the change")
+	}
+	// changed since: a later start with another setting leaves it alone
+	if err := s2.UpdatePassword(context.Background(), Principal{Username: DefaultUser, GlobalAdmin: true}, DefaultUser, "changed-by-the-admin"); err != nil {
+		t.Fatal(err)
+	}
+	st3 := onSettings()
+	st3.AdminPassword = "yet-another-pw"
+	s3 := start(st3)
+	if err := login(s3, "changed-by-the-admin"); err != nil {
+		t.Fatalf("the admin's own password after a restart: %v", err)
+	}
+	// auth off: never "in force"
+	off := onSettings()
+	off.Enabled = false
+	if s4 := start(off); s4.DefaultPasswordInForce() {
+		t.Fatal("in force with auth off")
+	}
+	// refused settings
+	for _, pw := range []string{"nacos", strings.Repeat("x", 73)} {
+		bad := onSettings()
+		bad.AdminPassword = pw
+		if err := bad.Validate(); err == nil {
+			t.Errorf("admin password of %d bytes %q accepted", len(pw), pw[:min(len(pw), 5)])
 		}
 	}
 }

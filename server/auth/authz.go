@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"regexp"
 	"strings"
 
 	"github.com/nacosd/nacosd/compat"
@@ -33,8 +32,8 @@ func (s *Service) Check(resource, action string, c Credentials) (Principal, erro
 // HasPermission is NacosRoleServiceImpl.hasPermission (§3.6): the password
 // entry point is open to every user; ROLE_ADMIN may do anything; other
 // roles never reach console/ resources; else a permission whose action
-// contains the requested one and whose resource, with each * read as .*,
-// matches the whole requested resource.
+// contains the requested one and whose resource matches the whole requested
+// resource, read as a literal name with * (or .*) for any run of characters.
 func (s *Service) HasPermission(username, resource, action string) bool {
 	if resource == passwordResource {
 		return true
@@ -52,7 +51,7 @@ func (s *Service) HasPermission(username, resource, action string) bool {
 	}
 	for _, r := range roles {
 		for _, p := range v.byRole[r.Role] {
-			if strings.Contains(p.Action, action) && s.matchResource(p.Resource, resource) {
+			if strings.Contains(p.Action, action) && MatchResource(p.Resource, resource) {
 				return true
 			}
 		}
@@ -60,22 +59,35 @@ func (s *Service) HasPermission(username, resource, action string) bool {
 	return false
 }
 
-// matchResource is Pattern.matches(stored.replaceAll("\\*", ".*"), resource).
-// Other regex metacharacters keep their meaning, as in Java. Go's regexp is
-// linear-time, so a hostile stored pattern cannot stall a request; a pattern
-// RE2 cannot compile (Java-only syntax) matches nothing.
-func (s *Service) matchResource(stored, resource string) bool {
-	if !strings.ContainsAny(stored, `*.\[](){}|?+^$`) {
-		return stored == resource
-	}
-	re, ok := s.patterns.Load(stored)
-	if !ok {
-		r, err := regexp.Compile(`^(?:` + strings.ReplaceAll(stored, "*", ".*") + `)$`)
-		if err != nil {
-			r = nil
+// MatchResource reports whether a stored permission resource grants
+// resource: the stored text is a literal name in which * (and .*, Java's
+// regex spelling of it, kept so that such permissions keep working) stands
+// for any run of characters, ':' and '/' included. Java compiles it as a
+// regular expression with only * rewritten, so "config/app.yaml" also
+// granted "config/app-yaml" and "nsA:(G1|G2):*" two groups; nacosd reads
+// every other character literally (issue 26 item 6, docs/security.md).
+// Linear in the lengths; no backtracking blow-up.
+func MatchResource(stored, resource string) bool {
+	p := strings.ReplaceAll(stored, ".*", "*")
+	// iterative glob: on a mismatch, let the last * absorb one more byte
+	pi, ri, star, mark := 0, 0, -1, 0
+	for ri < len(resource) {
+		switch {
+		case pi < len(p) && p[pi] == '*':
+			star, mark = pi, ri
+			pi++
+		case pi < len(p) && p[pi] == resource[ri]:
+			pi++
+			ri++
+		case star >= 0:
+			mark++
+			pi, ri = star+1, mark
+		default:
+			return false
 		}
-		re, _ = s.patterns.LoadOrStore(stored, r)
 	}
-	r := re.(*regexp.Regexp)
-	return r != nil && r.MatchString(resource)
+	for pi < len(p) && p[pi] == '*' {
+		pi++
+	}
+	return pi == len(p)
 }

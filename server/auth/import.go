@@ -31,7 +31,8 @@ func (s *Service) ImportUser(ctx context.Context, username, hash string, dryRun 
 	if _, err := bcrypt.Cost([]byte(hash)); err != nil || !strings.HasPrefix(hash, "$2") {
 		return "", compat.IllegalArgument("import: password of user " + username + " is not a bcrypt hash")
 	}
-	u := s.tables.get().byName[username]
+	v := s.tables.get()
+	u := v.byName[username]
 	b := batch{}
 	outcome := ImportCreated
 	switch {
@@ -44,6 +45,7 @@ func (s *Service) ImportUser(ctx context.Context, username, hash string, dryRun 
 		outcome = ImportUpdated
 		b.exists(bucketUser, username)
 		b.put(bucketUser, username, encodeRecord(userRecord{Password: hash, Created: u.created}))
+		b.putEpoch(username, s.nextEpoch(v, username)) // a password change
 	}
 	if dryRun {
 		return outcome, nil

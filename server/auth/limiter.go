@@ -14,17 +14,19 @@ import (
 // Limits throttle password checks (login, and username/password
 // parameters on any secured request). Java has none.
 //
-// Failures are counted per user, per client address and per (user,
-// address) pair. A pair that logged in successfully within GoodFor is
-// exempt from the user and address lockouts, so neither a guesser
-// elsewhere (locking out a user) nor a misconfigured client on the same
-// host (locking out an address) shuts out the apps already logging in from
-// there; only the pair's own failures lock the pair.
+// Failures are counted per (user, client address) pair and per client
+// address, never per user alone: a user name is locked out only where it
+// failed, so a guesser slows only himself and the real user keeps logging
+// in from every other address (a per-user lock let 33 wrong passwords in
+// 25 s keep the admin out of every fresh address). A pair that logged in
+// successfully within GoodFor is exempt from its address's lockout, so a
+// misconfigured client on a host does not shut out the apps already
+// logging in from there; only the pair's own failures lock the pair.
 type Limits struct {
-	// UserFailures and SourceFailures are the failed attempts allowed for
-	// one user name / one client address before it is locked out (for
-	// pairs not known good).
-	UserFailures, SourceFailures int
+	// SourceFailures are the failed attempts allowed from one client
+	// address, all user names together, before the address is locked out
+	// (for pairs not known good).
+	SourceFailures int
 	// PairFailures are the failed attempts allowed for one user from one
 	// address before that pair is locked out, known good or not.
 	PairFailures int
@@ -40,10 +42,10 @@ type Limits struct {
 	MaxEntries int
 }
 
-// DefaultLimits: 5 failures per user or pair, 20 per address, then 1 s
-// doubling to 5 min; a login keeps its pair known good for 24 h.
+// DefaultLimits: 5 failures per pair, 20 per address, then 1 s doubling to
+// 5 min; a login keeps its pair known good for 24 h.
 func DefaultLimits() Limits {
-	return Limits{UserFailures: 5, SourceFailures: 20, PairFailures: 5, Backoff: time.Second, MaxBackoff: 5 * time.Minute,
+	return Limits{SourceFailures: 20, PairFailures: 5, Backoff: time.Second, MaxBackoff: 5 * time.Minute,
 		Forget: 15 * time.Minute, GoodFor: 24 * time.Hour, MaxEntries: 100_000}
 }
 
@@ -86,9 +88,6 @@ type limiter struct {
 
 func newLimiter(l Limits, now func() time.Time) *limiter {
 	d := DefaultLimits()
-	if l.UserFailures <= 0 {
-		l.UserFailures = d.UserFailures
-	}
 	if l.SourceFailures <= 0 {
 		l.SourceFailures = d.SourceFailures
 	}
@@ -114,7 +113,6 @@ func newLimiter(l Limits, now func() time.Time) *limiter {
 		cpu: make(chan struct{}, max(1, runtime.NumCPU()))}
 }
 
-func userKey(user string) string         { return "u\x00" + user }
 func sourceKey(source string) string     { return "a\x00" + source }
 func pairKey(user, source string) string { return "p\x00" + user + "\x00" + source }
 
@@ -127,14 +125,14 @@ func (l *limiter) locked(key string, now time.Time) time.Duration {
 }
 
 // check refuses while the pair is locked out, or, for a pair not known
-// good, while the user or the address is.
+// good, while the address is.
 func (l *limiter) check(user, source string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
 	d := l.locked(pairKey(user, source), now)
 	if t, ok := l.good[pairKey(user, source)]; !ok || now.Sub(t) > l.lim.GoodFor {
-		d = max(d, l.locked(userKey(user), now), l.locked(sourceKey(source), now))
+		d = max(d, l.locked(sourceKey(source), now))
 	}
 	if d > 0 {
 		return &LockedError{RetryAfter: d}
@@ -147,7 +145,6 @@ func (l *limiter) fail(user, source string) {
 	defer l.mu.Unlock()
 	now := l.now()
 	l.bump(pairKey(user, source), l.lim.PairFailures, now)
-	l.bump(userKey(user), l.lim.UserFailures, now)
 	l.bump(sourceKey(source), l.lim.SourceFailures, now)
 }
 
@@ -190,9 +187,9 @@ func (l *limiter) sweep(now time.Time) {
 	}
 }
 
-// succeed clears the pair's failures and marks it known good. The user's
-// and the address's counts stay: a guesser elsewhere does not get a fresh
-// allowance each time the real owner logs in.
+// succeed clears the pair's failures and marks it known good. The
+// address's count stays: a guesser there does not get a fresh allowance
+// each time a real user logs in from the same address.
 func (l *limiter) succeed(user, source string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -231,15 +228,18 @@ func hashPassword(password string, cost int) ([]byte, error) {
 // its login, or a scan) is refused at once: it is no guess, so it neither
 // costs a bcrypt comparison nor counts against the source address (Java:
 // the same "unknown user!").
-func (s *Service) checkPassword(username, password, source string) error {
+//
+// It returns the user's token epoch as of the table it checked against.
+func (s *Service) checkPassword(username, password, source string) (int64, error) {
 	if username == "" {
-		return ErrUnknownUser
+		return 0, ErrUnknownUser
 	}
 	if err := s.limiter.check(username, source); err != nil {
-		return err
+		return 0, err
 	}
 	hash := s.dummy
-	u := s.tables.get().byName[username]
+	v := s.tables.get()
+	u := v.byName[username]
 	if u != nil {
 		hash = []byte(u.Password)
 	}
@@ -248,7 +248,7 @@ func (s *Service) checkPassword(username, password, source string) error {
 	}
 	if u != nil && s.verified.ok(username, password, u.Password, s.cfg.Clock.Now()) {
 		s.limiter.succeed(username, source)
-		return nil
+		return v.epochs[username], nil
 	}
 	s.limiter.cpu <- struct{}{}
 	s.compares.Add(1)
@@ -256,9 +256,9 @@ func (s *Service) checkPassword(username, password, source string) error {
 	<-s.limiter.cpu
 	if u == nil || err != nil {
 		s.limiter.fail(username, source)
-		return ErrUnknownUser
+		return 0, ErrUnknownUser
 	}
 	s.verified.add(username, password, u.Password, s.cfg.Clock.Now())
 	s.limiter.succeed(username, source)
-	return nil
+	return v.epochs[username], nil
 }

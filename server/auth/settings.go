@@ -41,6 +41,12 @@ type Settings struct {
 	// [NACOS_AUTH_USER_AGENT_AUTH_WHITE_ENABLE]. Accepted and ignored: nacosd
 	// never trusts User-Agent (CVE-2021-29441); true only logs a warning.
 	UserAgentAuthWhite bool
+	// AdminPassword is nacosd.auth.admin-password [NACOSD_AUTH_ADMIN_PASSWORD,
+	// NACOS_AUTH_ADMIN_PASSWORD]: the built-in user nacos gets it instead of
+	// the published nacos at first start, and later while nacos still has
+	// that one (admin.go). Java 1.4.8 has no such setting; Java 2.4+ creates
+	// no built-in user and asks for the admin password at the first login.
+	AdminPassword string
 }
 
 // DefaultTokenSecret is the secret shipped in every Java Nacos 1.4.x
@@ -48,9 +54,46 @@ type Settings struct {
 // it when auth is enabled.
 const DefaultTokenSecret = "SecretKey012345678901234567890123456789012345678901234567890123456789"
 
-// publishedIdentities are identity values seen in the Nacos documentation
-// and docker examples; with auth on they are as good as none.
-var publishedIdentities = map[string]bool{"": true, "security": true, "serverIdentity": true, "nacos": true, "example": true}
+// PublishedTokenSecrets are token secrets printed in Nacos's distributions
+// and documentation, with their sources. Anyone can sign an admin token with
+// them, so with auth on nacosd refuses every secret that decodes to the same
+// key (whatever its spelling: line breaks, padding, the URL alphabet) or
+// whose text or key starts like one of them.
+var PublishedTokenSecrets = []struct{ Secret, Source string }{
+	{DefaultTokenSecret, "conf/application.properties of Java Nacos 1.x and 2.0–2.2.0 (nacos.core.auth.default.token.secret.key, " +
+		"later nacos.core.auth.plugin.nacos.token.secret.key), the nacos/nacos-server image's NACOS_AUTH_TOKEN default"},
+	{"U2VjcmV0S2V5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5MDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTIzNDU2Nzg5",
+		"the Base64 spelling of that default, in conf/application.properties of Java Nacos 2.2.x–2.5.x and widely copied"},
+	{"VGhpc0lzTXlDdXN0b21TZWNyZXRLZXkwMTIzNDU2Nzg=", "the example secret of the nacos.io authentication guide (\"ThisIsMyCustomSecretKey012345678\")"},
+}
+
+// publishedKeyPrefixes: a key or secret text starting with one of these is
+// a published secret with a character changed at its end.
+var publishedKeyPrefixes = []string{"SecretKey0123456789", "ThisIsMyCustomSecretKey", "U2VjcmV0S2V5MDEyMzQ1Njc4OTAx", "VGhpc0lzTXlDdXN0b21TZWNyZXRLZXk"}
+
+// publishedSecret reports whether secret is, or decodes to, a published one.
+func publishedSecret(secret string) bool {
+	text := strings.Join(strings.Fields(secret), "")
+	key, _ := DecodeSecret(secret)
+	for _, p := range publishedKeyPrefixes {
+		if strings.HasPrefix(text, p) || strings.HasPrefix(string(key), p) {
+			return true
+		}
+	}
+	for _, p := range PublishedTokenSecrets {
+		if pk, err := DecodeSecret(p.Secret); err == nil && key != nil && string(pk) == string(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// publishedIdentities are identity values seen in the Nacos documentation,
+// distributions and docker examples (serverIdentity/security in the
+// authentication guide and nacos-docker, example/example in the 2.x
+// conf/application.properties); with auth on they are as good as none. They
+// are compared without case.
+var publishedIdentities = map[string]bool{"": true, "security": true, "serveridentity": true, "nacos": true, "example": true}
 
 // MinKeyBytes is the shortest HMAC key accepted (jjwt's HS256 minimum).
 const MinKeyBytes = 32
@@ -66,6 +109,14 @@ func (s Settings) Validate() error {
 	if s.TokenExpire < 0 {
 		return errors.New("auth: nacos.core.auth.default.token.expire.seconds must be positive")
 	}
+	if s.AdminPassword != "" {
+		if s.AdminPassword == DefaultPassword {
+			return errors.New("auth: nacosd.auth.admin-password (env NACOSD_AUTH_ADMIN_PASSWORD) is the published password nacos: choose another")
+		}
+		if len(s.AdminPassword) > MaxPasswordLen {
+			return fmt.Errorf("auth: nacosd.auth.admin-password (env NACOSD_AUTH_ADMIN_PASSWORD) is longer than %d bytes, all bcrypt reads", MaxPasswordLen)
+		}
+	}
 	if !s.Enabled {
 		if s.TokenSecret != "" {
 			if _, err := DecodeSecret(s.TokenSecret); err != nil {
@@ -78,14 +129,14 @@ func (s Settings) Validate() error {
 		return errors.New("auth: nacos.core.auth.enabled=true needs a token secret: set nacos.core.auth.default.token.secret.key " +
 			"(env NACOS_AUTH_TOKEN) to the Base64 text of at least 32 random bytes, e.g. `openssl rand -base64 32`")
 	}
-	if strings.TrimSpace(s.TokenSecret) == DefaultTokenSecret || strings.HasPrefix(strings.TrimSpace(s.TokenSecret), "SecretKey0123456789") {
-		return errors.New("auth: refusing the token secret published in the Java Nacos distribution (anyone could forge an admin token): " +
+	if publishedSecret(s.TokenSecret) {
+		return errors.New("auth: refusing a token secret published in the Java Nacos distribution or documentation (anyone could forge an admin token): " +
 			"set nacos.core.auth.default.token.secret.key (env NACOS_AUTH_TOKEN) to the Base64 text of at least 32 random bytes, e.g. `openssl rand -base64 32`")
 	}
 	if _, err := DecodeSecret(s.TokenSecret); err != nil {
 		return err
 	}
-	if strings.TrimSpace(s.IdentityKey) == "" || publishedIdentities[strings.TrimSpace(s.IdentityValue)] {
+	if strings.TrimSpace(s.IdentityKey) == "" || publishedIdentities[strings.ToLower(strings.TrimSpace(s.IdentityValue))] {
 		return errors.New("auth: nacos.core.auth.enabled=true needs a server identity that is neither empty nor a published example: " +
 			"set nacos.core.auth.server.identity.key and nacos.core.auth.server.identity.value (env NACOS_AUTH_IDENTITY_KEY, NACOS_AUTH_IDENTITY_VALUE) " +
 			"to the same secret values on every node, e.g. value `openssl rand -hex 24`")

@@ -87,6 +87,7 @@ type view struct {
 	roleOf map[string]bool // every role name bound to some user
 	perms  []PermissionInfo
 	byRole map[string][]PermissionInfo
+	epochs map[string]int64 // token epochs (epochs.go)
 }
 
 // tables keeps the current view, invalidated by store events.
@@ -136,7 +137,7 @@ func (t *tables) get() *view {
 
 func (t *tables) load(gen uint64) *view {
 	v := &view{gen: gen, byName: map[string]*User{}, byUser: map[string][]RoleInfo{}, roleOf: map[string]bool{},
-		byRole: map[string][]PermissionInfo{}}
+		byRole: map[string][]PermissionInfo{}, epochs: map[string]int64{}}
 	t.store.Scan(bucketUser, "", func(k string, r raftstore.Record) bool {
 		var u userRecord
 		if decodeRecord(r.Value, &u) == nil {
@@ -183,6 +184,13 @@ func (t *tables) load(gen uint64) *view {
 	for _, p := range v.perms {
 		v.byRole[p.Role] = append(v.byRole[p.Role], p)
 	}
+	t.store.Scan(bucketEpoch, "", func(k string, r raftstore.Record) bool {
+		var e epochRecord
+		if decodeRecord(r.Value, &e) == nil {
+			v.epochs[k] = e.Epoch
+		}
+		return true
+	})
 	return v
 }
 

@@ -18,9 +18,25 @@ const (
 	MaxNameLen     = 50
 	MaxResourceLen = 512
 	MaxActionLen   = 8
-	// MaxPasswordLen bounds what is hashed (bcrypt reads 72 bytes).
-	MaxPasswordLen = 1024
+	// MaxPasswordLen is the longest password a user may be given: bcrypt
+	// reads only its first 72 bytes, so a longer one would be only as
+	// strong as its beginning, and any password sharing those 72 bytes
+	// would log in (Java truncates silently).
+	MaxPasswordLen = 72
 )
+
+// checkNewPassword refuses what CreateUser and UpdatePassword must not hash:
+// an empty password (Java stores it) and one longer than bcrypt reads.
+// The answer has Java's shape for a refused argument (400 "caused: …;").
+func checkNewPassword(what, pw string) error {
+	switch {
+	case pw == "":
+		return compat.IllegalArgument(what + " must not be empty")
+	case len(pw) > MaxPasswordLen:
+		return compat.IllegalArgument(what + " is longer than " + itoa(MaxPasswordLen) + " bytes (bcrypt reads only the first " + itoa(MaxPasswordLen) + ")")
+	}
+	return nil
+}
 
 var errCond = raftstore.ErrCondFailed
 
@@ -95,7 +111,7 @@ func (s *Service) now() int64 {
 
 // CreateUser is POST /v1/auth/users.
 func (s *Service) CreateUser(ctx context.Context, username, password string) error {
-	if err := errors.Join(checkName("username", username, MaxNameLen), tooLong("password", password, MaxPasswordLen)); err != nil {
+	if err := errors.Join(checkName("username", username, MaxNameLen), checkNewPassword("password", password)); err != nil {
 		return err
 	}
 	if s.tables.get().byName[username] != nil {
@@ -127,6 +143,7 @@ func (s *Service) DeleteUser(ctx context.Context, username string) error {
 	b := batch{}
 	if v.byName[username] != nil {
 		b.del(bucketUser, username)
+		b.putEpoch(username, s.nextEpoch(v, username)) // a user re-created later gets none of its tokens
 	}
 	for _, r := range v.byUser[username] {
 		b.del(bucketRole, roleKey(r.Role, username))
@@ -138,13 +155,14 @@ func (s *Service) DeleteUser(ctx context.Context, username string) error {
 // user itself (Java checks its HTTP session for the same; nacosd the
 // token's user).
 func (s *Service) UpdatePassword(ctx context.Context, caller Principal, username, newPassword string) error {
-	if err := tooLong("newPassword", newPassword, MaxPasswordLen); err != nil {
+	if err := checkNewPassword("newPassword", newPassword); err != nil {
 		return err
 	}
 	if !caller.GlobalAdmin && caller.Username != username {
 		return ErrNotSelf
 	}
-	u := s.tables.get().byName[username]
+	v := s.tables.get()
+	u := v.byName[username]
 	if u == nil {
 		return compat.IllegalArgument("user " + username + " not exist!")
 	}
@@ -155,6 +173,7 @@ func (s *Service) UpdatePassword(ctx context.Context, caller Principal, username
 	b := batch{}
 	b.exists(bucketUser, username)
 	b.put(bucketUser, username, encodeRecord(userRecord{Password: string(hash), Created: u.created}))
+	b.putEpoch(username, s.nextEpoch(v, username)) // the user's tokens end with the old password
 	if err := s.apply(ctx, b); errors.Is(err, errCond) {
 		return compat.IllegalArgument("user " + username + " not exist!")
 	} else if err != nil {

@@ -124,10 +124,13 @@ type SearchRow struct {
 }
 
 // Search lists configs in id order (blur with a dataId: in index order).
-// Blur uses SQL LIKE for tenant, dataId
-// and group when they contain '*' ('*' → '%', '_' matches one char) and
-// equality otherwise; appName is always exact. With config tags a config is
-// listed once per matching tag and type is not selected.
+// Blur uses SQL LIKE for dataId and group when they contain '*' ('*' →
+// '%', '_' matches one char) and equality otherwise; appName is always
+// exact. The tenant is always exact: Java's blur search matches it with
+// LIKE too, so "team_a" (or "team*") also listed namespace "team-a", past
+// the permission checked on "team_a" (issue 26 items 3, 5); the wildcards
+// stay within the namespace. With config tags a config is listed once per
+// matching tag and type is not selected.
 func (s *Service) Search(r SearchRequest) (total int, rows []SearchRow) {
 	match := func(pattern, v string) bool {
 		if r.Blur {
@@ -149,11 +152,7 @@ func (s *Service) Search(r SearchRequest) (total int, rows []SearchRow) {
 		if in == nil {
 			continue
 		}
-		if r.Blur {
-			if !likeMatch(likeArg(r.Tenant), in.Tenant) {
-				continue
-			}
-		} else if in.Tenant != r.Tenant {
+		if in.Tenant != r.Tenant {
 			continue
 		}
 		if !compat.JavaIsBlank(r.DataID) && !match(r.DataID, in.DataID) {

@@ -34,3 +34,38 @@ func TestSearchOrder(t *testing.T) {
 		t.Errorf("accurate: %s", got)
 	}
 }
+
+// TestSearchTenantExact: the blur search (the console's and
+// /v1/cs/configs?search=blur) matches the tenant exactly, never with LIKE
+// wildcards: "team_a" must not list namespace "team-a" (issue 26 items 3,
+// 5); '*' in dataId and group still works within the namespace.
+func TestSearchTenantExact(t *testing.T) {
+	s := newTestService(t, newFakeStore(), clocktest.New(t0))
+	for _, tenant := range []string{"team_a", "team-a", "teamXa", ""} {
+		pub(t, s, PublishRequest{DataID: "app.yaml", Group: "G", Content: "x", Tenant: tenant})
+	}
+	tenants := func(r SearchRequest) string {
+		r.PageNo, r.PageSize = 1, 10
+		_, rows := s.Search(r)
+		var out []string
+		for _, row := range rows {
+			out = append(out, "["+row.Info.Tenant+"]")
+		}
+		return strings.Join(out, " ")
+	}
+	for _, c := range []struct {
+		r    SearchRequest
+		want string
+	}{
+		{SearchRequest{Blur: true, Tenant: "team_a"}, "[team_a]"},
+		{SearchRequest{Blur: true, Tenant: "team_a", DataID: "app*"}, "[team_a]"},
+		{SearchRequest{Blur: true, Tenant: "team%", DataID: "*"}, ""},
+		{SearchRequest{Blur: true, Tenant: "team*", Group: "G*"}, ""},
+		{SearchRequest{Blur: true, Tenant: "", DataID: "*.yaml"}, "[]"},
+		{SearchRequest{Tenant: "team_a", DataID: "app.yaml", Group: "G"}, "[team_a]"},
+	} {
+		if got := tenants(c.r); got != c.want {
+			t.Errorf("%+v: %s, want %s", c.r, got, c.want)
+		}
+	}
+}

@@ -41,7 +41,10 @@ type Deps struct {
 	Distro func() map[string]DistroView
 	// AuthEnabled reports nacos.core.auth.enabled (nil: off).
 	AuthEnabled func() bool
-	Logger      *slog.Logger
+	// DefaultAdminPassword reports that auth is on and user nacos still
+	// has the password nacos: the console shows a banner (nil: never).
+	DefaultAdminPassword func() bool
+	Logger               *slog.Logger
 }
 
 // Routes are the console pages and the /v1/console extensions (below the
@@ -84,7 +87,10 @@ func notAvailable(what string) error {
 func (h *handlers) infoJSON() []byte {
 	auth := h.AuthEnabled != nil && h.AuthEnabled()
 	standalone := h.Cluster == nil || h.Cluster.Standalone()
-	w := compat.NewJSON(320)
+	// anyone can learn it with one login as nacos/nacos: telling the
+	// console costs nothing, and the banner moves the admin to change it
+	defaultAdmin := auth && h.DefaultAdminPassword != nil && h.DefaultAdminPassword()
+	w := compat.NewJSON(352)
 	w.BeginObject().
 		Key("version").Str(h.Version).
 		Key("authEnabled").Bool(auth).
@@ -97,6 +103,7 @@ func (h *handlers) infoJSON() []byte {
 		Key("modified").Bool(h.Build.Modified).
 		Key("go").Str(h.Build.GoVersion).
 		EndObject().
+		Key("defaultAdminPassword").Bool(defaultAdmin).
 		EndObject()
 	return w.Bytes()
 }

@@ -26,7 +26,8 @@ func TestConsolePageAndAssets(t *testing.T) {
 			t.Fatalf("%s: %d %.300s", p, r.Status, r.Body)
 		}
 		// the page carries ui/info, so the first screen needs no round trip for it
-		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos","build":{"version":"`) {
+		if !strings.Contains(r.Body, `<script type="application/json" id="nacosd-info">{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos","build":{"version":"`) ||
+			!strings.Contains(r.Body, `},"defaultAdminPassword":false}</script>`) {
 			t.Fatalf("%s does not carry the info: %s", p, r.Body)
 		}
 		if r.Header.Get("Cache-Control") != "no-cache" || !strings.Contains(r.Header.Get("Content-Security-Policy"), "script-src 'self'") {
@@ -81,7 +82,7 @@ func TestConsoleInfoAndCluster(t *testing.T) {
 	cfg.Ops.ExposePrometheus = true
 	n := servertest.Start(t, cfg)
 	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); r.Body != `{"version":"1.4.8","authEnabled":false,"standalone":true,"contextPath":"/nacos",`+
-		`"build":{"version":"v0.0.0-20261206031000-0123456789ab","revision":"0123456789abcdef","revisionTime":"2026-12-06T03:10:00Z","modified":true,"go":"go1.26.8"}}` {
+		`"build":{"version":"v0.0.0-20261206031000-0123456789ab","revision":"0123456789abcdef","revisionTime":"2026-12-06T03:10:00Z","modified":true,"go":"go1.26.8"},"defaultAdminPassword":false}` {
 		t.Fatalf("info: %s", r.Body)
 	}
 	// beside the version clients read, the build

@@ -56,7 +56,8 @@ func ConfigRoutes(d ConfigDeps) []Route {
 		route(fiber.MethodGet, "/v1/cs/configs/listener", Read, cfgR(), w(h.listeners)),
 		route(fiber.MethodGet, "/v1/cs/history", Read, withExtra(cfgR(), historyExtra), w(h.historyDispatch)),
 		route(fiber.MethodGet, "/v1/cs/history/previous", Read, withExtra(cfgR(), historyPreviousExtra), w(h.historyPrevious)),
-		route(fiber.MethodGet, "/v1/cs/listener", Read, nil, w(h.listenerByIP)),
+		// what a client IP listens to: every key it lists is checked (issue 26 item 8)
+		route(fiber.MethodGet, "/v1/cs/listener", Read, withExtra(cfgR(), listenerByIPExtra), w(h.listenerByIP)),
 		route(fiber.MethodGet, "/v1/cs/communication/dataChange", Local, secNode(), w(h.dataChange)),
 		route(fiber.MethodGet, "/v1/cs/communication/configWatchers", Local, secNode(), w(h.configWatchers)),
 		route(fiber.MethodGet, "/v1/cs/communication/watcherConfigs", Local, secNode(), w(h.watcherConfigs)),
@@ -600,9 +601,15 @@ func (h *configHandlers) listenerByIP(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	return sendCfgJSON(c, statusJSON(watchedListed(h.s.WatchedBy(ip), p), true))
+}
+
+// watchedListed keeps of m (group key → MD5 of what ip listens to) the keys
+// GET /v1/cs/listener lists: with a tenant those containing it (Java's
+// key.contains), else with all=true every key, else public's.
+func watchedListed(m map[string]string, p Params) map[string]string {
 	all := ParseBoolean(p.Spring("all", "false"))
 	tenant, _ := p.Raw("tenant")
-	m := h.s.WatchedBy(ip)
 	for k := range m {
 		_, _, t, perr := compat.ParseGroupKey(k)
 		switch {
@@ -617,7 +624,7 @@ func (h *configHandlers) listenerByIP(c *fiber.Ctx) error {
 			}
 		}
 	}
-	return sendCfgJSON(c, statusJSON(m, true))
+	return m
 }
 
 // listen is POST /v1/cs/configs/listener, the long poll (config-v1.md §4).

@@ -6,7 +6,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -77,9 +76,9 @@ func (h *distroHandlers) beats(c *fiber.Ctx) error {
 }
 
 // requestBody is a @RequestBody as Tomcat hands it over: the raw bytes
-// (fiber's c.Body would decode by Content-Encoding, and Java's servers send
+// (ParamLimit already undid a real Content-Encoding; Java's servers send
 // Content-Encoding: gzip over plain bodies), inflated only when they really
-// are gzip.
+// are gzip, and then to at most NodeBodyLimit bytes (413 beyond).
 func requestBody(c *fiber.Ctx) ([]byte, error) {
 	b := c.Request().Body()
 	if len(b) >= 2 && b[0] == 0x1f && b[1] == 0x8b {
@@ -87,7 +86,10 @@ func requestBody(c *fiber.Ctx) ([]byte, error) {
 		if err != nil {
 			return nil, compat.ServerError("JSON parse error: " + err.Error())
 		}
-		out, err := io.ReadAll(io.LimitReader(zr, 512<<20))
+		out, err := readAtMost(zr, NodeBodyLimit)
+		if errors.Is(err, errBodyTooLarge) {
+			return nil, &compat.Error{Status: fiber.StatusRequestEntityTooLarge, Body: tooLargeMessage + " (after decoding its gzip body)"}
+		}
 		if err != nil {
 			return nil, compat.ServerError("JSON parse error: " + err.Error())
 		}

@@ -93,9 +93,13 @@ func NamingRoutes(d NamingDeps) []Route {
 		r.ClassOf = h.metadataClass
 		audit(r, "instance.metadata.delete", batch)
 	}
-	add(fiber.MethodGet, "/api/allDomNames", Read, nil, h.allDomNames)
-	add(fiber.MethodGet, "/api/srvIPXT", Read, nil, h.srvIPXT)
-	add(fiber.MethodGet, "/api/clientBeat", AP, nil, h.clientBeat)
+	// Legacy and status endpoints Java leaves open (issue 26 item 8): with
+	// auth on each needs what its modern counterpart needs. The old /api
+	// beat and list take a bare name (dom) in DEFAULT_GROUP; allDomNames
+	// lists every namespace's services.
+	add(fiber.MethodGet, "/api/allDomNames", Read, secFixed(auth.ActionRead, "*:*:naming/*", false), h.allDomNames)
+	add(fiber.MethodGet, "/api/srvIPXT", Read, &Secured{action: auth.ActionRead, parser: legacyNamingResource}, h.srvIPXT)
+	add(fiber.MethodGet, "/api/clientBeat", AP, &Secured{action: auth.ActionWrite, parser: legacyNamingResource}, h.clientBeat)
 	if d.Distro.Distro != nil {
 		for _, r := range dh.routes(secNode()) {
 			add(r.Method, strings.TrimPrefix(r.Path, "/v1/ns"), r.Class, r.Auth, r.Handler)
@@ -116,7 +120,7 @@ func NamingRoutes(d NamingDeps) []Route {
 	add(fiber.MethodGet, "/catalog/service", Read, nsR(), h.catalogService)
 	add(fiber.MethodGet, "/catalog/instances", Read, nsR(), h.catalogInstances)
 	add(fiber.MethodGet, "/catalog/services", Read, nsR(), h.catalogServices)
-	add(fiber.MethodGet, "/catalog/rt/service", Read, nil, h.catalogRT)
+	add(fiber.MethodGet, "/catalog/rt/service", Read, nsR(), h.catalogRT) // names one service (issue 26 item 8)
 
 	add(fiber.MethodGet, "/health/server", Read, nil, h.healthServer)
 	// PUT /health: DefaultResourceParser, "resource name invalid!"
@@ -126,13 +130,13 @@ func NamingRoutes(d NamingDeps) []Route {
 	audit(add(fiber.MethodPut, "/cluster", CP, nsW(), h.updateCluster), "cluster.update", []string{"namespaceId", "serviceName", "clusterName"})
 
 	for _, base := range []string{"/operator", "/ops"} {
-		add(fiber.MethodGet, base+"/push/state", Read, nil, h.pushState)
+		add(fiber.MethodGet, base+"/push/state", Read, secNode(), h.pushState) // every namespace's failed pushes; resets counters
 		add(fiber.MethodGet, base+"/switches", Read, nil, h.getSwitches)
 		audit(add(fiber.MethodPut, base+"/switches", CP, secFixed(auth.ActionWrite, "naming/switches", false), h.putSwitches),
 			"switch.update", []string{"entry", "value", "debug"})
 		add(fiber.MethodGet, base+"/metrics", Read, nil, h.metrics)
 		add(fiber.MethodGet, base+"/servers", Read, nil, h.servers)
-		add(fiber.MethodGet, base+"/distro/server", Read, nil, h.distroServer)
+		add(fiber.MethodGet, base+"/distro/server", Read, nsR(), h.distroServer)
 		add(fiber.MethodGet, base+"/distro/status", Read, nil, h.distroStatus)
 		audit(add(fiber.MethodPut, base+"/log", Local, secNode(), opsLog("ok")), "log.level", []string{"logName", "logLevel"})
 	}
@@ -541,6 +545,9 @@ func (h *namingHandlers) listQuery(c *fiber.Ctx, p Params, svc string) (naming.L
 		return q, err
 	}
 	q.UDPPort = udp
+	if udp > 0 { // a subscription: pushed to its source unless trusted
+		q.Source = c.Context().RemoteIP().String()
+	}
 	q.Env = p.PeekOptional("env", "")
 	q.IsCheck = ParseBoolean(p.PeekOptional("isCheck", "false"))
 	q.App = p.PeekOptional("app", "")

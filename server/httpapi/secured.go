@@ -35,6 +35,8 @@ type ConfigObjects interface {
 	InfoByID(id int64) *config.Info
 	HistoryByNid(nid int64) *config.History
 	HistoryPrevious(id int64) *config.History
+	// WatchedBy is what a client IP listens to (group key → MD5).
+	WatchedBy(ip string) map[string]string
 }
 
 // The @Secured specs of the routes (ConfigResourceParser,
@@ -96,13 +98,25 @@ func configObject(tenant, group, dataID string) string {
 }
 
 // namingResource is NamingResourceParser: ns:group:naming/service, or
-// ns:*:naming/* without a service name.
+// ns:*:naming/* without a service name — built from the service the
+// handlers reach, not only from what Java's parser reads: a name
+// "G2@@svc" is in group G2 whatever groupName says (Java checks groupName,
+// so serviceName=G2@@svc&groupName=G1 reached G2 with rights on G1), the
+// name is trimmed as the handlers trim it, and dom stands for a blank
+// serviceName as in the handlers.
 func namingResource(p Params) (string, error) {
 	nsv, ok := p.Raw("namespaceId")
 	ns := processNamespace(nsv, ok)
 	svc, hasSvc := p.Raw("serviceName")
+	if !hasSvc || compat.JavaIsBlank(svc) {
+		if d, okd := p.Raw("dom"); okd {
+			svc, hasSvc = d, true
+		}
+	}
+	svc = compat.JavaTrim(svc)
 	group, _ := p.Raw("groupName")
-	if compat.JavaIsBlank(group) {
+	blankGroup := compat.JavaIsBlank(group)
+	if blankGroup { // Java's order of the parser's failures
 		var err error
 		if group, err = namingGroupOf(svc, hasSvc); err != nil {
 			return "", err
@@ -112,10 +126,26 @@ func namingResource(p Params) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !blankGroup && strings.Contains(svc, "@@") {
+		group, _ = namingGroupOf(svc, hasSvc) // the group the name reaches
+	}
 	if compat.JavaIsBlank(name) {
 		return ns + ":*:naming/*", nil
 	}
 	return ns + ":" + group + ":naming/" + name, nil
+}
+
+// legacyNamingResource is the resource of /v1/ns/api/clientBeat and srvIPXT:
+// their handlers reach the bare name dom in DEFAULT_GROUP (whatever
+// serviceName, groupName or an "@@" in dom say).
+func legacyNamingResource(p Params) (string, error) {
+	nsv, ok := p.Raw("namespaceId")
+	ns := processNamespace(nsv, ok)
+	dom, ok := p.Raw("dom")
+	if !ok || compat.JavaIsBlank(dom) {
+		return ns + ":*:naming/*", nil // the handler refuses it
+	}
+	return ns + ":DEFAULT_GROUP:naming/" + compat.JavaTrim(dom), nil
 }
 
 func namingGroupOf(svc string, present bool) (string, error) {
@@ -132,6 +162,10 @@ func namingGroupOf(svc string, present bool) (string, error) {
 	return parts[0], nil
 }
 
+// namingServiceOf is the service part of a name: Java's parser takes the
+// second "@@" field; the handlers keep everything after the first "@@"
+// (a name "G@@svc@@x" is service "svc@@x" of group G), which is what is
+// checked.
 func namingServiceOf(svc string, present bool) (string, error) {
 	switch {
 	case !present || compat.JavaIsBlank(svc):
@@ -143,7 +177,8 @@ func namingServiceOf(svc string, present bool) (string, error) {
 	if len(parts) < 2 {
 		return "", errIndex(1, len(parts))
 	}
-	return parts[1], nil
+	_, rest, _ := strings.Cut(svc, "@@")
+	return rest, nil
 }
 
 // errIndex is the ArrayIndexOutOfBoundsException a service name like

@@ -238,3 +238,20 @@ func consoleMD5Extra(c *fiber.Ctx, _ Params, _ ConfigObjects) ([]check, error) {
 	}
 	return out, nil
 }
+
+// listenerByIPExtra: GET /v1/cs/listener lists what a client IP listens to
+// (matched on its tenant with Java's key.contains, or every namespace with
+// all=true): each key it would list must be readable.
+func listenerByIPExtra(_ *fiber.Ctx, p Params, objs ConfigObjects) ([]check, error) {
+	ip, ok := p.Raw("ip")
+	if !ok || ip == "" {
+		return nil, nil // the handler refuses it
+	}
+	var out []check
+	for k := range watchedListed(objs.WatchedBy(ip), p) {
+		if dataID, group, tenant, err := compat.ParseGroupKey(k); err == nil {
+			out = append(out, check{configObject(tenant, group, dataID), auth.ActionRead})
+		}
+	}
+	return out, nil
+}

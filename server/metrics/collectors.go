@@ -116,6 +116,8 @@ var (
 	dDistroHealth   = prometheus.NewDesc("nacosd_distro_health_fetches_total", "Services whose instance health was fetched from their owner.", nil, nil)
 	dDistroPending  = prometheus.NewDesc("nacosd_distro_pending_lists", "Instance lists waiting to be synced to members.", nil, nil)
 	dMembers        = prometheus.NewDesc("nacosd_cluster_members", "Cluster members by state, as this node sees them.", []string{"state"}, nil)
+	dPushCapped     = prometheus.NewDesc("nacosd_push_capped_total", "UDP pushes not sent because their target's byte budget was spent (part of nacosd_push_failed_total).", nil, nil)
+	dDefaultAdmin   = prometheus.NewDesc("nacosd_auth_default_admin_password", "1 while auth is on and the built-in user nacos still has the published password nacos.", nil, nil)
 )
 
 var raftStates = []string{"Leader", "Follower", "Candidate", "Shutdown"}
@@ -124,7 +126,7 @@ func (c *nacosdCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{dPushTotal, dPushAcked, dPushFailed, dPushPending, dPushSends, dHolders, dWakeups,
 		dConfigItems, dServices, dInstances, dBeats, dBeatsUnknown, dProbes, dRaftState, dRaftTerm, dRaftLast, dRaftCommit,
 		dRaftApplied, dRaftLag, dRaftPeers, dRaftContact, dDistroSync, dDistroSyncKeys, dDistroVerify, dDistroMismatch,
-		dDistroFetched, dDistroRemoved, dDistroReceived, dDistroStatus, dDistroHealth, dDistroPending, dMembers, dReady} {
+		dDistroFetched, dDistroRemoved, dDistroReceived, dDistroStatus, dDistroHealth, dDistroPending, dMembers, dReady, dPushCapped, dDefaultAdmin} {
 		ch <- d
 	}
 }
@@ -137,8 +139,16 @@ func (c *nacosdCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge := func(d *prometheus.Desc, v float64, lv ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, lv...)
 	}
+	if s.DefaultAdminPassword != nil {
+		v := 0.0
+		if s.DefaultAdminPassword() {
+			v = 1
+		}
+		gauge(dDefaultAdmin, v)
+	}
 	if s.Push != nil {
 		p := s.Push()
+		counter(dPushCapped, p.Capped)
 		counter(dPushTotal, p.Total)
 		counter(dPushAcked, p.Acked)
 		counter(dPushFailed, p.Failed)

@@ -40,6 +40,9 @@ type Sources struct {
 	Distro func() DistroStats
 	// Ready is the readiness probe (nil error: ready).
 	Ready func() error
+	// DefaultAdminPassword reports that auth is on and the built-in user
+	// nacos still has the password nacos (nil: not emitted).
+	DefaultAdminPassword func() bool
 }
 
 // DistroStats are the Distro and membership figures of a cluster node.

@@ -17,21 +17,23 @@ import (
 
 // fakeSources are mutable domain figures.
 type fakeSources struct {
-	mu      sync.Mutex
-	push    push.Counters
-	naming  naming.Stats
-	config  config.Stats
-	svc, in int
-	raft    map[string]string
+	mu           sync.Mutex
+	push         push.Counters
+	naming       naming.Stats
+	config       config.Stats
+	svc, in      int
+	raft         map[string]string
+	defaultAdmin bool
 }
 
 func (f *fakeSources) sources() Sources {
 	return Sources{
-		Counts: func() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return f.svc, f.in },
-		Naming: func() naming.Stats { f.mu.Lock(); defer f.mu.Unlock(); return f.naming },
-		Push:   func() push.Counters { f.mu.Lock(); defer f.mu.Unlock(); return f.push },
-		Config: func() config.Stats { f.mu.Lock(); defer f.mu.Unlock(); return f.config },
-		Raft:   func() map[string]string { f.mu.Lock(); defer f.mu.Unlock(); return f.raft },
+		Counts:               func() (int, int) { f.mu.Lock(); defer f.mu.Unlock(); return f.svc, f.in },
+		Naming:               func() naming.Stats { f.mu.Lock(); defer f.mu.Unlock(); return f.naming },
+		Push:                 func() push.Counters { f.mu.Lock(); defer f.mu.Unlock(); return f.push },
+		Config:               func() config.Stats { f.mu.Lock(); defer f.mu.Unlock(); return f.config },
+		Raft:                 func() map[string]string { f.mu.Lock(); defer f.mu.Unlock(); return f.raft },
+		DefaultAdminPassword: func() bool { f.mu.Lock(); defer f.mu.Unlock(); return f.defaultAdmin },
 	}
 }
 
@@ -72,7 +74,7 @@ func TestNacosMonitor(t *testing.T) {
 	loc := time.FixedZone("CST", 8*3600)
 	clk := clocktest.New(time.Date(2026, 3, 1, 23, 59, 0, 0, loc))
 	f := &fakeSources{svc: 3, in: 7, config: config.Stats{Items: 5, Holders: 2, Wakeups: 9},
-		push: push.Counters{Total: 10, Failed: 1, Pending: 2, Acked: 7, Sends: 12}, naming: naming.Stats{Beats: 4, BeatsUnknown: 1, TCPProbes: 6, HTTPProbes: 1},
+		push: push.Counters{Total: 10, Failed: 1, Pending: 2, Acked: 7, Sends: 12, Capped: 1}, defaultAdmin: true, naming: naming.Stats{Beats: 4, BeatsUnknown: 1, TCPProbes: 6, HTTPProbes: 1},
 		raft: map[string]string{"state": "Leader", "term": "3", "last_log_index": "20", "commit_index": "20", "fsm_applied_index": "18", "num_peers": "0", "last_contact": "0"}}
 	m := New(Config{Sources: f.sources(), Clock: clk, Location: loc})
 	defer m.Close()
@@ -91,6 +93,7 @@ func TestNacosMonitor(t *testing.T) {
 		mon("naming", "maxPushCost"): -1, mon("naming", "avgPushCost"): -1, mon("naming", "leaderStatus"): 0,
 		"nacosd_push_total{}": 14, "nacosd_push_acked_total{}": 7, "nacosd_push_pending{}": 2,
 		"nacosd_config_long_poll_wakeups_total{}": 9, "nacosd_naming_beats_total{}": 4, "nacosd_naming_health_checks_total{type=tcp}": 9,
+		"nacosd_push_capped_total{}": 1, "nacosd_auth_default_admin_password{}": 1,
 		"nacosd_raft_state{state=Leader}": 1, "nacosd_raft_state{state=Follower}": 0, "nacosd_raft_term{}": 3, "nacosd_raft_commit_lag{}": 2,
 	}
 	for k, w := range want {

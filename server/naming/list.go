@@ -25,6 +25,9 @@ type ListQuery struct {
 	Tenant      string
 	HealthyOnly bool
 	Agent       string
+	// Source is the address the request came from: a subscription is
+	// pushed there unless it is a trusted source (push.Config.TrustedSources).
+	Source string
 }
 
 // CanEnablePush is PushService.canEnablePush for an agent string.
@@ -97,7 +100,7 @@ func (r *Registry) ListBody(q ListQuery) (ListBody, error) {
 			ip = "127.0.0.1"
 		}
 		r.cfg.Pusher.Subscribe(push.Subscriber{NamespaceID: q.NamespaceID, Service: q.ServiceName, Clusters: q.Clusters,
-			Agent: q.Agent, App: q.App, Tenant: q.Tenant, IP: ip, Port: q.UDPPort})
+			Agent: q.Agent, App: q.App, Tenant: q.Tenant, IP: ip, Port: q.UDPPort, Source: q.Source})
 		cacheMillis = sw.DefaultPushCacheMillis
 	}
 	return r.render(q, cacheMillis)

@@ -14,11 +14,14 @@ type Counters struct {
 	Acked int64
 	// Sends counts datagrams written, retransmissions included.
 	Sends int64
+	// Capped counts pushes not sent because their target's byte budget
+	// was spent (Config.TargetBytesPerSecond; part of Failed).
+	Capped int64
 }
 
 // Counters returns the counters.
 func (s *Service) Counters() Counters {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Counters{Total: s.total, Failed: s.failed, Pending: int64(len(s.pending)), Acked: s.acked, Sends: s.sends}
+	return Counters{Total: s.total, Failed: s.failed, Pending: int64(len(s.pending)), Acked: s.acked, Sends: s.sends, Capped: s.capped}
 }

@@ -169,7 +169,17 @@ func (c *client) read() packet {
 	if err != nil {
 		c.t.Fatalf("client read: %v", err)
 	}
-	p := packet{raw: append([]byte(nil), buf[:n]...), from: from}
+	p := c.readFrom(buf[:n])
+	p.from = from
+	return p
+}
+
+// readFrom decodes a received datagram.
+func (c *client) readFrom(b []byte) packet {
+	c.t.Helper()
+	n := len(b)
+	buf := b
+	p := packet{raw: append([]byte(nil), b...)}
 	p.plain = p.raw
 	if n >= 2 && buf[0] == 0x1f && buf[1] == 0x8b {
 		zr, err := gzip.NewReader(bytes.NewReader(p.raw))

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -71,6 +72,20 @@ type Config struct {
 	// OnAck, when set, is called with the time from the (last) send of a
 	// push to its ack (metrics: Java's pushCost).
 	OnAck func(cost time.Duration)
+	// TrustedSources are the addresses whose subscriptions are pushed to the
+	// clientIP they name (Java's behaviour); a subscription from anywhere
+	// else is pushed to its own source address (Subscriber.Source), so that
+	// nobody can aim the pushes at a third party. A proxy or NAT gateway
+	// between clients and nacosd belongs here
+	// (nacosd.push.trusted-sources).
+	TrustedSources []netip.Prefix
+	// TargetBytesPerSecond and TargetBurst cap the push bytes sent to one
+	// target address (ip:port), retransmissions included: a token bucket of
+	// TargetBurst bytes refilled at TargetBytesPerSecond. A push beyond it is
+	// not sent (counted failed; the client still polls every 10 s). Zero:
+	// 1 MiB/s and 8 MiB, far above what a client subscribed to hundreds of
+	// services receives.
+	TargetBytesPerSecond, TargetBurst int
 }
 
 // DefaultConfig returns the Nacos 1.4.8 timings (§9.5) with the real clock.
@@ -87,6 +102,9 @@ func DefaultConfig() Config {
 		SweepInterval: 20 * time.Second,
 		MaxPending:    100000,
 		Clock:         clock.Real{},
+
+		TargetBytesPerSecond: 1 << 20,
+		TargetBurst:          8 << 20,
 	}
 }
 
@@ -114,6 +132,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxPending == 0 {
 		c.MaxPending = d.MaxPending
 	}
+	if c.TargetBytesPerSecond == 0 {
+		c.TargetBytesPerSecond = d.TargetBytesPerSecond
+	}
+	if c.TargetBurst == 0 {
+		c.TargetBurst = d.TargetBurst
+	}
 	if c.Clock == nil {
 		c.Clock = d.Clock
 	}
@@ -139,6 +163,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("push: config: SweepInterval must be > 0, got %v", c.SweepInterval)
 	case c.MaxPending < 0:
 		return fmt.Errorf("push: config: MaxPending must be > 0, got %d", c.MaxPending)
+	case c.TargetBytesPerSecond < 0 || c.TargetBurst < 0:
+		return fmt.Errorf("push: config: TargetBytesPerSecond and TargetBurst must be > 0, got %d, %d", c.TargetBytesPerSecond, c.TargetBurst)
 	case c.Render == nil:
 		return errors.New("push: config: Render is nil")
 	}
@@ -190,6 +216,8 @@ type Service struct {
 	failed      int64                   // Java failedPush (give-ups, send errors, overflow)
 	sends       int64                   // datagrams written (tests, debug)
 	acked       int64                   // pushes acked (Counters)
+	capped      int64                   // pushes not sent: their target's byte budget was spent
+	budgets     map[string]*budget      // "ip:port" → push byte budget
 	sweeper     clock.Timer
 
 	gzPool   sync.Pool      // *gzip.Writer, reused across rounds
@@ -236,6 +264,7 @@ func New(cfg Config) (*Service, error) {
 		running:   make(map[string]bool),
 		dirty:     make(map[string]bool),
 		pending:   make(map[ackKey]*ackEntry),
+		budgets:   make(map[string]*budget),
 		readDone:  make(chan struct{}),
 	}
 	if s.nano == nil {

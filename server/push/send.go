@@ -183,14 +183,16 @@ func (s *Service) pushTo(targets []Subscriber, ref int64) {
 	}
 }
 
-// resolve returns the UDP address of sub; only host names need a lookup.
+// resolve returns the UDP address sub's pushes go to (targetHost); only
+// host names need a lookup.
 func (s *Service) resolve(sub Subscriber) (*net.UDPAddr, error) {
-	if ip := net.ParseIP(sub.IP); ip != nil {
+	host := s.targetHost(sub)
+	if ip := net.ParseIP(host); ip != nil {
 		return &net.UDPAddr{IP: ip, Port: sub.Port}, nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), resolveTimeout)
 	defer cancel()
-	ips, err := net.DefaultResolver.LookupIPAddr(ctx, sub.IP)
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
 	if err != nil {
 		return nil, err
 	}
@@ -236,6 +238,16 @@ func (s *Service) udpPush(e *ackEntry, first bool) {
 			return
 		}
 		s.total++
+	}
+	if !s.spendLocked(e.addr.String(), len(e.data), s.cfg.Clock.Now()) {
+		if cur, ok := s.pending[e.key]; ok && cur == e {
+			delete(s.pending, e.key)
+		}
+		s.failed++
+		s.capped++
+		s.mu.Unlock()
+		s.log.Debug("push: the target's byte budget is spent, push dropped", "key", e.key.String(), "bytes", len(e.data))
+		return
 	}
 	if old, ok := s.pending[e.key]; ok {
 		e.pseq = old.pseq // a put on an existing key keeps its bin position

@@ -30,6 +30,12 @@ type Subscriber struct {
 	IP string
 	// Port is the udpPort parameter.
 	Port int
+	// Source is the address the subscribing request came from ("" when
+	// unknown). Pushes go to Source:Port, not IP:Port, unless Source lies in
+	// Config.TrustedSources: a subscribe naming a third party's clientIP
+	// made Java (and nacosd) send it every change of the service, 34× the
+	// request's bytes (issue 26 item 9). Refreshes keep the latest Source.
+	Source string
 	// LastRef is the time of the last registration or refresh; set by the
 	// service.
 	LastRef time.Time
@@ -81,6 +87,7 @@ func (s *Service) Subscribe(sub Subscriber) {
 		Tenant:      strings.Clone(sub.Tenant),
 		IP:          normalizeIP(sub.IP),
 		Port:        sub.Port,
+		Source:      strings.Clone(sub.Source),
 	}
 	k := subKey{clusters: c.Clusters, ip: c.IP, agent: c.Agent, port: c.Port}
 	sk := serviceKey(c.NamespaceID, c.Service)
@@ -98,6 +105,7 @@ func (s *Service) Subscribe(sub Subscriber) {
 	}
 	if old, ok := ss.m[k]; ok {
 		old.sub.LastRef = now // Java refresh(): app and tenant stay as first registered
+		old.sub.Source = c.Source
 		return
 	}
 	c.LastRef = now
@@ -190,6 +198,7 @@ func (s *Service) appendInner(out []Subscriber, ss *serviceSubs, liveOnly bool) 
 
 // sweepLocked removes zombies (Java removeClientIfZombie). s.mu held.
 func (s *Service) sweepLocked(now time.Time) {
+	s.sweepBudgetsLocked(now)
 	for sk, last := range s.lastRound {
 		if now.Sub(last) >= s.cfg.Debounce {
 			delete(s.lastRound, sk)

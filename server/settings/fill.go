@@ -2,6 +2,7 @@ package settings
 
 import (
 	"fmt"
+	"net/netip"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -361,6 +362,9 @@ func (r *reader) fillAuth(st *Settings) error {
 	if a.ServerIdentityValue, _, err = r.str("nacos.core.auth.server.identity.value", ""); err != nil {
 		return err
 	}
+	if a.AdminPassword, _, err = r.str("nacosd.auth.admin-password", ""); err != nil {
+		return err
+	}
 	state := "off"
 	if a.Enabled {
 		state = "on"
@@ -395,6 +399,13 @@ func (r *reader) fillDomains(st *Settings) error {
 		return err
 	}
 	c.Naming.EmptyServiceCleanInitial, c.Naming.EmptyServiceCleanPeriod = durationMs(initial), durationMs(period)
+	trusted, from, err := r.list("nacosd.push.trusted-sources")
+	if err != nil {
+		return err
+	}
+	if c.Push.TrustedSources, err = prefixes(trusted); err != nil {
+		return fmt.Errorf("property nacosd.push.trusted-sources (from %s): %w", from, err)
+	}
 	maxContent, _, err := r.integer("maxContent", 10485760, 1, 1<<31-1)
 	if err != nil {
 		return err
@@ -532,4 +543,28 @@ func (r *reader) fillDB(st *Settings) error {
 		d.URLs, d.Users, d.Passwords = append(d.URLs, u), append(d.Users, strings.TrimSpace(iu)), append(d.Passwords, strings.TrimSpace(ip))
 	}
 	return nil
+}
+
+// prefixes parses addresses and CIDR ranges ("10.0.0.0/8", "192.168.1.5").
+func prefixes(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, v := range list {
+		if v == "" {
+			continue
+		}
+		if strings.Contains(v, "/") {
+			p, err := netip.ParsePrefix(v)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an address or a CIDR range", v)
+			}
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(v)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not an address or a CIDR range", v)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }

@@ -100,6 +100,9 @@ var envAliases = map[string][]string{
 	"nacos.server.ip":            {"NACOSD_IP"},
 	"server.servlet.contextPath": {"NACOSD_CONTEXT_PATH"},
 	"nacos.home":                 {"NACOSD_HOME"},
+	// the name operators try (Java's image has none: 2.4+ asks for the
+	// admin password at the first login instead)
+	"nacosd.auth.admin-password": {"NACOS_AUTH_ADMIN_PASSWORD"},
 }
 
 // Load reads the configuration. It returns ErrHelp after printing the

@@ -2,6 +2,7 @@ package settings
 
 import (
 	"errors"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -250,11 +251,49 @@ func TestMalformed(t *testing.T) {
 		{"", nil, []string{"-mode", "both"}, "-mode"},
 		{"", env{"NACOSD_LOG_LEVEL": "loud"}, nil, "nacosd.log-level"},
 		{"bad=\\uZZZZ\n", nil, nil, "malformed"},
+		{"nacosd.push.trusted-sources=10.0.0.0/33\n", nil, nil, "nacosd.push.trusted-sources"},
+		{"", env{"NACOSD_PUSH_TRUSTED_SOURCES": "proxy.example"}, nil, "nacosd.push.trusted-sources (from env"},
 	} {
 		_, err := load(t, c.conf, c.e, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q %v %v: err %v, want it to contain %q", c.conf, c.e, c.args, err, c.want)
 		}
+	}
+}
+
+// nacosd.push.trusted-sources: addresses and ranges whose subscriptions
+// are pushed to the clientIP they name (issue 26 item 9).
+func TestPushTrustedSources(t *testing.T) {
+	if got := mustLoad(t, "", nil).Config.Push.TrustedSources; len(got) != 0 {
+		t.Fatalf("default: %v", got)
+	}
+	st := mustLoad(t, "nacosd.push.trusted-sources=10.1.0.0/16, 192.168.1.5 ,::1\n", nil)
+	if got := fmt.Sprint(st.Config.Push.TrustedSources); got != "[10.1.0.0/16 192.168.1.5/32 ::1/128]" {
+		t.Fatalf("conf: %s", got)
+	}
+	st = mustLoad(t, "", env{"NACOSD_PUSH_TRUSTED_SOURCES": "172.16.0.0/12"})
+	if got := fmt.Sprint(st.Config.Push.TrustedSources); got != "[172.16.0.0/12]" {
+		t.Fatalf("env: %s", got)
+	}
+}
+
+// nacosd.auth.admin-password, also as NACOS_AUTH_ADMIN_PASSWORD (issue 26
+// item 12).
+func TestAdminPasswordSetting(t *testing.T) {
+	for _, c := range []struct {
+		conf string
+		e    env
+	}{
+		{"nacosd.auth.admin-password=Conf-pw-1\n", nil},
+		{"", env{"NACOSD_AUTH_ADMIN_PASSWORD": "Conf-pw-1"}},
+		{"", env{"NACOS_AUTH_ADMIN_PASSWORD": "Conf-pw-1"}},
+	} {
+		if got := mustLoad(t, c.conf, c.e).Config.Auth.AdminPassword; got != "Conf-pw-1" {
+			t.Errorf("%q %v: %q", c.conf, c.e, got)
+		}
+	}
+	if got := mustLoad(t, "", nil).Config.Auth.AdminPassword; got != "" {
+		t.Errorf("default: %q", got)
 	}
 }
 

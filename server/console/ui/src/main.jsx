@@ -128,6 +128,23 @@ function Header({ info, menu, onMenu, ns, onAbout }) {
   );
 }
 
+// DefaultPasswordBanner warns while the built-in admin still has the
+// published password (ui/info's defaultAdminPassword; the server also
+// logs it and exports nacosd_auth_default_admin_password).
+// Shown to admins (and on the login page): other users can do nothing
+// about it.
+function DefaultPasswordBanner({ info, link = true }) {
+  const s = session();
+  if (!info || !info.defaultAdminPassword || (s && s.globalAdmin === false)) return null;
+  return (
+    <p class="alert banner" role="alert" id="default-password-banner">
+      User <strong>nacos</strong> still has the default password <code>nacos</code>: anyone can log in as admin.{' '}
+      {link ? <>Change it on the <a href={href('/users')}>Users</a> page</> : 'Change it after logging in'}, or start nacosd
+      with <code>nacosd.auth.admin-password</code>.
+    </p>
+  );
+}
+
 // navFor drops the access-control pages for a user who is not an admin
 // when auth is on (the server would refuse every call of them). With auth
 // off they stay: they need an admin login even then, and ask for it.
@@ -236,7 +253,7 @@ function App() {
   }, [info, path === '/login']);
 
   if (!info) return <p class="boot">Loading…</p>;
-  if (path === '/login') return <><Login info={info} next={q.next} why={q.why} /><Toasts /></>;
+  if (path === '/login') return <><Login info={st.info || info} next={q.next} why={q.why} /><Toasts /></>;
   if (needLogin) return <p class="boot">Loading…</p>; // the effect above goes to the login
   const Page = routes[path];
   return (
@@ -245,6 +262,7 @@ function App() {
       <Header info={info} menu={menu} onMenu={() => setMenu(!menu)} ns={ns} onAbout={() => setAbout(true)} />
       <Nav path={path} open={menu} info={info} onPick={() => setMenu(false)} />
       <main id="main" tabIndex={-1}>
+        <DefaultPasswordBanner info={st.info || info} />
         <ErrorBox error={bootError} />
         {Page ? <Catch key={path + '|' + ns}><Page q={q} ns={ns} /></Catch> : <p class="alert error">No such page: {path}. <a href={href('/configs')}>Go to configs</a></p>}
       </main>

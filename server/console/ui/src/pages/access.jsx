@@ -3,7 +3,7 @@
 import { useRef, useState } from 'preact/hooks';
 import { del, get, post, put, restData } from '../api.js';
 import { replace } from '../router.js';
-import { getState } from '../store.js';
+import { getState, setState } from '../store.js';
 import { Dialog, Empty, ErrorBox, Field, PageHead, Pager, confirm, toast, useBusy, useLoad } from '../ui.jsx';
 
 function NotAvailable({ error }) {
@@ -73,6 +73,9 @@ function UserDialog({ d, onClose, onDone }) {
       ? await post('v1/auth/users', { username: f.username, password: f.password })
       : await put('v1/auth/users', { username: f.username, newPassword: f.password });
     toast(ok(r));
+    // the banner about nacos's default password goes with a new one
+    const info = getState().info;
+    if (!isNew && f.username === 'nacos' && f.password !== 'nacos' && info && info.defaultAdminPassword) setState({ info: { ...info, defaultAdminPassword: false } });
     onDone();
     onClose();
   });

@@ -53,6 +53,9 @@ export function Login({ info, next, why }) {
         {info && !info.authEnabled && (
           <p class="alert info">Authentication is off on this server: the console also works without logging in. <a href="#/configs">Continue without logging in</a></p>
         )}
+        {info && info.defaultAdminPassword && (
+          <p class="alert banner" role="alert" id="default-password-banner">User <strong>nacos</strong> still has the default password <code>nacos</code>: anyone can log in as admin. Change it after logging in (Users), or start nacosd with <code>nacosd.auth.admin-password</code>.</p>
+        )}
         {why && !error && <p class="alert info" role="status">{reasons[why] || why}{info && !info.authEnabled && why === 'unknown user!' ? ' Users, roles and permissions need an admin login even with authentication off.' : ''}</p>}
         <ErrorBox error={error} />
         <label class="field">
