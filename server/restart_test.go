@@ -56,7 +56,7 @@ func TestRestartUnderWriteLoadKeepsViews(t *testing.T) {
 				svc := "restart.svc" + strconv.Itoa(rnd.IntN(3))
 				ip := "10.7." + strconv.Itoa(w) + "." + strconv.Itoa(rnd.IntN(8))
 				var method, path string
-				q := url.Values{}
+				var q url.Values
 				switch rnd.IntN(4) {
 				case 0, 1:
 					method, path = "POST", "/nacos/v1/ns/instance"
