@@ -31,8 +31,10 @@ import (
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/cluster"
 	"github.com/nacosd/nacosd/server/config"
+	"github.com/nacosd/nacosd/server/connections"
 	"github.com/nacosd/nacosd/server/console"
 	"github.com/nacosd/nacosd/server/console/live"
+	"github.com/nacosd/nacosd/server/grpcapi"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
@@ -123,6 +125,8 @@ type Config struct {
 	SnowflakeWorkerID *int64
 	// Ops configures the actuator endpoints and the access log (ops.go).
 	Ops OpsConfig
+	// GRPC configures the Nacos 2.x gRPC edge (grpc.go).
+	GRPC GRPCConfig
 }
 
 // ClusterTimings are the periods of the node-to-node protocols.
@@ -242,6 +246,10 @@ type Server struct {
 	clusterTasks *clock.Schedules
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
+
+	conns     *connections.Manager // 2.x connections (grpc.go)
+	grpc      *grpcapi.Server
+	grpcUnsub func()
 }
 
 // New validates cfg; Start opens the stores and listeners.
@@ -474,6 +482,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			HasMember: s.HasMember, Proxy: s.distroProxy, Self: s.members.SelfAddress()}})
 	console.Mount(root, console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Cluster: s, Config: s.config, Hub: s.hub,
 		Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, Logger: s.log.With("component", "console")})
+	if err := s.startGRPC(ip, port); err != nil {
+		return err
+	}
 	s.ln = cln             // counted, first-byte deadline (server/limits.go)
 	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
