@@ -23,8 +23,9 @@ type GRPCConfig struct {
 	// MaxConnections caps 2.x client connections (<= 0: no cap, Java's default).
 	MaxConnections int
 	// KeepAlive is how long a silent connection lives before it is probed
-	// (default 20 s); tests shorten it.
-	KeepAlive time.Duration
+	// (default 20 s), CheckInterval the pause between ejection rounds (3 s)
+	// and DetectTimeout how long a probe waits (5 s); tests shorten them.
+	KeepAlive, CheckInterval, DetectTimeout time.Duration
 	// MaxPushRetry is nacos.config.push.maxRetryTime (default 50).
 	MaxPushRetry int
 }
@@ -53,6 +54,12 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	if gc.KeepAlive > 0 {
 		cc.KeepAlive = gc.KeepAlive
 	}
+	if gc.CheckInterval > 0 {
+		cc.CheckDelay, cc.CheckInterval = gc.CheckInterval, gc.CheckInterval
+	}
+	if gc.DetectTimeout > 0 {
+		cc.DetectTimeout = gc.DetectTimeout
+	}
 	conns, err := connections.New(cc)
 	if err != nil {
 		return fmt.Errorf("server: connections: %w", err)
@@ -73,7 +80,7 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	if err != nil {
 		return fmt.Errorf("server: grpc listen on %s: %w", addr, err)
 	}
-	s.conns, s.grpc = conns, g
+	s.conns, s.grpc, s.grpcConfig = conns, g, n
 	conns.Start()
 	g.Serve(ln)
 	return nil
@@ -98,6 +105,14 @@ func (s *Server) GRPCAddr() string {
 		return ""
 	}
 	return s.grpc.Addr().String()
+}
+
+// ConfigListeners is the number of (2.x connection, config) listen pairs.
+func (s *Server) ConfigListeners() int {
+	if s.grpcConfig == nil {
+		return 0
+	}
+	return s.grpcConfig.Listeners()
 }
 
 // Connections exposes the 2.x connection table (tests).

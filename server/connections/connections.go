@@ -154,9 +154,10 @@ type Config struct {
 	CheckDelay, CheckInterval time.Duration
 	// DetectTimeout is how long a ClientDetectionRequest waits (5 s).
 	DetectTimeout time.Duration
-	// MaxConnections caps client (non-cluster) connections: the nacos
-	// connection control rule's countLimit; <= 0 means no limit (Java's
-	// default control manager applies none).
+	// MaxConnections caps the connections: the nacos connection control
+	// rule's countLimit, counting every connection but never refusing one
+	// from another server (label source=cluster); <= 0 means no limit
+	// (Java's default control manager applies none).
 	MaxConnections int
 	// BusyEject ejects a connection whose sends kept failing busy for this
 	// long (300 s); SendWait is how long a send waits behind a blocked one

@@ -19,6 +19,10 @@ type Auth interface {
 	CheckRemote(h remote.Header, resource, action, clientIP string) (user string, code int, msg string)
 }
 
+// msgUserNotFound is the nacos auth plugin's refusal of missing or wrong
+// credentials.
+const msgUserNotFound = "user not found!"
+
 // AuthService is what the gRPC auth filter needs of server/auth.
 type AuthService interface {
 	Enabled() bool
@@ -41,9 +45,16 @@ func (x authAdapter) CheckRemote(h remote.Header, resource, action, clientIP str
 	if b := h.Get("Authorization"); strings.HasPrefix(b, "Bearer ") {
 		c.Bearer = b[len("Bearer "):]
 	}
+	if c.Bearer == "" && c.AccessToken == "" && (compat.JavaIsBlank(c.Username) || compat.JavaIsBlank(c.Password)) {
+		return "", remote.ErrNoRight, msgUserNotFound // AbstractAuthenticationManager.authenticate
+	}
 	p, err := x.a.Check(resource, action, c)
 	if err == nil {
 		return p.Username, 0, ""
+	}
+	if errors.Is(err, auth.ErrUnknownUser) {
+		// 2.5.1's plugin says "user not found!" for a wrong password too
+		return "", remote.ErrNoRight, msgUserNotFound
 	}
 	var ce *compat.Error
 	if errors.As(err, &ce) {
