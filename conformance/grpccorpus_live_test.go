@@ -22,19 +22,29 @@ func TestGRPCCorpusLive(t *testing.T) {
 	if na == "" && ja == "" {
 		t.Skip("set NACOSD_GRPC_NACOSD and/or NACOSD_GRPC_JAVA to gRPC addresses of running servers")
 	}
-	cases, err := remoteclient.LoadCorpus("grpccorpus")
+	dir := "grpccorpus"
+	if d := os.Getenv("NACOSD_GRPC_CORPUS"); d != "" {
+		dir = d // grpccorpus/auth against servers with auth on
+	}
+	cases, err := remoteclient.LoadCorpus(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
 	run := strconv.FormatInt(time.Now().UnixMilli()%1e9, 36)
 	var targets []*remoteclient.Target
-	for _, a := range []string{na, ja} {
+	for i, a := range []string{na, ja} {
 		if a == "" {
 			targets = append(targets, nil)
 			continue
 		}
-		tg := &remoteclient.Target{Addr: a}
+		tg := &remoteclient.Target{Addr: a, Vars: map[string]string{}}
+		// NACOSD_GRPC_VARS_NACOSD / _JAVA: "name=value,..." (tokens)
+		for _, kv := range strings.Split(os.Getenv([]string{"NACOSD_GRPC_VARS_NACOSD", "NACOSD_GRPC_VARS_JAVA"}[i]), ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				tg.Vars[k] = v
+			}
+		}
 		if err := tg.Open(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -170,6 +170,8 @@ func (a Answer) Normalized(keys []string) string {
 // Target holds the two connections the corpus uses on one server.
 type Target struct {
 	Addr string
+	// Vars replace "{name}" in headers and bodies (tokens of the target).
+	Vars map[string]string
 	conn *Client // registered (stream set up)
 	bare *Client // ServerCheckRequest only
 }
@@ -204,15 +206,22 @@ func (c Case) Settled(a Answer) bool {
 
 // Send sends one case.
 func (t *Target) Send(ctx context.Context, c Case, run string) Answer {
+	subst := func(s string) string {
+		s = strings.ReplaceAll(s, "{run}", run)
+		for k, v := range t.Vars {
+			s = strings.ReplaceAll(s, "{"+k+"}", v)
+		}
+		return s
+	}
 	h := map[string]string{}
 	for k, v := range c.Headers {
-		h[k] = strings.ReplaceAll(v, "{run}", run)
+		h[k] = subst(v)
 	}
 	if len(h) == 0 {
 		h = nil
 	}
 	p := &remote.Payload{Metadata: remote.Metadata{Type: c.Type, ClientIP: "127.0.0.1", Headers: h},
-		Body: []byte(strings.ReplaceAll(c.Body, "{run}", run))}
+		Body: []byte(subst(c.Body))}
 	cl := t.conn
 	if c.NoConn {
 		cl = t.bare
