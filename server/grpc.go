@@ -66,12 +66,30 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	}
 	rc := grpcapi.DefaultConfig()
 	rc.Conns, rc.Clock, rc.Logger, rc.Auth = conns, s.cfg.Clock, s.log.With("component", "grpc"), grpcapi.NewAuth(s.auth)
+	rc.VerifyNode, rc.Applied = s.auth.Identity().Verify, s.store.AppliedIndex
 	g, err := grpcapi.New(rc)
 	if err != nil {
 		return fmt.Errorf("server: grpc: %w", err)
 	}
 	grpcapi.MountCore(g)
-	n := grpcapi.MountConfig(g, grpcapi.ConfigDeps{Service: s.config, MaxContent: s.cfg.ConfigMaxContent})
+	cd := grpcapi.ConfigDeps{Service: s.config, MaxContent: s.cfg.ConfigMaxContent}
+	if !s.cfg.Standalone { // CP writes on a follower go to the raft leader
+		off := gc.PortOffset
+		if off == 0 {
+			off = grpcapi.DefaultPortOffset
+		}
+		s.grpcForward = &grpcapi.LeaderForwarder{Self: s.members.SelfAddress(), Raft: s.store, Log: s.log.With("component", "grpc-forward"),
+			Port: func(member string) string {
+				host, port, _ := net.SplitHostPort(member)
+				p, _ := strconv.Atoi(port)
+				return net.JoinHostPort(host, strconv.Itoa(p+off))
+			}}
+		if s.auth.Enabled() {
+			s.grpcForward.Sign = s.auth.Identity().Sign
+		}
+		cd.Forward = s.grpcForward
+	}
+	n := grpcapi.MountConfig(g, cd)
 	if gc.MaxPushRetry > 0 {
 		n.SetMaxRetry(gc.MaxPushRetry)
 	}
@@ -93,6 +111,9 @@ func (s *Server) closeGRPC() {
 	}
 	if s.grpc != nil {
 		s.grpc.Close()
+	}
+	if s.grpcForward != nil {
+		s.grpcForward.Close()
 	}
 	if s.conns != nil {
 		s.conns.Close()

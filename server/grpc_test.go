@@ -329,3 +329,69 @@ func TestGRPCAuth(t *testing.T) {
 		t.Fatalf("reader read of another group: %+v", d)
 	}
 }
+
+// TestGRPCClusterWriteOnFollower: a 2.x client on a raft follower
+// publishes and removes configs (forwarded to the leader over gRPC), reads
+// its own write on its node at once, and a 2.x listener on another member
+// and a 1.x read on every member see the write.
+func TestGRPCClusterWriteOnFollower(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cluster test")
+	}
+	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
+	servertest.WaitMembersUp(t, nodes)
+	var follower, other *servertest.Node
+	servertest.Eventually(t, 15*time.Second, func() error {
+		follower, other = nil, nil
+		for _, n := range nodes {
+			if n.IsRaftLeader() {
+				continue
+			}
+			if follower == nil {
+				follower = n
+			} else {
+				other = n
+			}
+		}
+		if follower == nil || other == nil {
+			return fmt.Errorf("no two followers yet")
+		}
+		return nil
+	})
+	w := dial(t, follower, remoteclient.Options{})
+	l := dial(t, other, remoteclient.Options{})
+	rdo(t, l, &remote.ConfigBatchListenRequest{Listen: true, Contexts: []remote.ConfigListenContext{{DataID: "cf", Group: "G"}}})
+	p := gpublish("cf", "from-follower", map[string]string{"appName": "app1"})
+	if d := rdo(t, w, p); !d.Success() {
+		t.Fatalf("publish on a follower: %+v", d)
+	}
+	// read-your-write on the follower's node
+	if got := rdo(t, w, &remote.ConfigQueryRequest{ConfigKey: remote.ConfigKey{DataID: "cf", Group: "G"}}).Str("content"); got != "from-follower" {
+		t.Fatalf("read on the follower after its write: %q", got)
+	}
+	if m, ok := waitPush(t, l, 10*time.Second); !ok || m["dataId"] != "cf" {
+		t.Fatalf("listener on another member: %v %v", m, ok)
+	}
+	for i, n := range nodes {
+		servertest.Eventually(t, 10*time.Second, func() error {
+			r := n.Do("GET", "/nacos/v1/cs/configs", url.Values{"dataId": {"cf"}, "group": {"G"}, "show": {"all"}}, nil, nil)
+			if r.Status != 200 || !strings.Contains(r.Body, `"content":"from-follower"`) || !strings.Contains(r.Body, `"appName":"app1"`) ||
+				!strings.Contains(r.Body, `"createIp":"127.0.0.1"`) {
+				return fmt.Errorf("node %d: %d %s", i, r.Status, r.Body)
+			}
+			return nil
+		})
+	}
+	// a cas failure on the leader comes back as the leader answered it
+	p = gpublish("cf", "x", nil)
+	p.CasMD5 = "0000"
+	if d := rdo(t, w, p); d.Success() || d.Message != "Cas publish fail, server md5 may have changed." {
+		t.Fatalf("cas through the follower: %+v", d)
+	}
+	if d := rdo(t, w, &remote.ConfigRemoveRequest{ConfigKey: remote.ConfigKey{DataID: "cf", Group: "G"}}); !d.Success() {
+		t.Fatalf("remove on a follower: %+v", d)
+	}
+	if d := rdo(t, w, &remote.ConfigQueryRequest{ConfigKey: remote.ConfigKey{DataID: "cf", Group: "G"}}); d.ErrorCode != 300 {
+		t.Fatalf("read after the remove: %+v", d)
+	}
+}

@@ -247,10 +247,11 @@ type Server struct {
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
 
-	conns      *connections.Manager // 2.x connections (grpc.go)
-	grpc       *grpcapi.Server
-	grpcConfig *grpcapi.ConfigNotifier
-	grpcUnsub  func()
+	conns       *connections.Manager // 2.x connections (grpc.go)
+	grpc        *grpcapi.Server
+	grpcConfig  *grpcapi.ConfigNotifier
+	grpcForward *grpcapi.LeaderForwarder
+	grpcUnsub   func()
 }
 
 // New validates cfg; Start opens the stores and listeners.

@@ -236,8 +236,10 @@ func (h *configHandlers) publish(ctx context.Context, c *Call) (remote.Responder
 		pr.Tag = tag
 	}
 	err := h.d.Service.Publish(ctx, pr)
-	if err != nil && h.d.Forward != nil && isNotLeader(err) {
-		return h.d.Forward.Forward(ctx, c)
+	if fw, ferr, done := h.forward(ctx, c, err); done {
+		return fw, nil
+	} else if ferr != nil {
+		err = ferr
 	}
 	switch {
 	case err == nil:
@@ -248,7 +250,29 @@ func (h *configHandlers) publish(ctx context.Context, c *Call) (remote.Responder
 		}
 		return fail(remote.CodeFail, msgCasFail)
 	}
-	return fail(remote.CodeFail, writeErrText(err))
+	return fail(remote.CodeFail, writeFailure(err))
+}
+
+// forward sends a write this node refused as a raft follower to the leader:
+// done with the leader's answer, or the error to answer instead. A
+// forwarded write that finds this node no longer leading is marked so the
+// follower tries the new leader.
+func (h *configHandlers) forward(ctx context.Context, c *Call, err error) (remote.Responder, error, bool) {
+	if err == nil || !isNotLeader(err) {
+		return nil, nil, false
+	}
+	if c.Forwarded {
+		c.NotLeader = true
+		return nil, errNotLeaderHere, false
+	}
+	if h.d.Forward == nil {
+		return nil, errNoLeader, false
+	}
+	r, ferr := h.d.Forward.Forward(ctx, c)
+	if ferr != nil {
+		return nil, ferr, false
+	}
+	return r, nil, true
 }
 
 func nullText(v string, present bool) string {
@@ -289,15 +313,6 @@ func checkAdvance(a compat.ConfigAdvance) string {
 		}
 	}
 	return ""
-}
-
-// writeErrText is the message of a write that failed in the store.
-func writeErrText(err error) string {
-	var ce *compat.Error
-	if errors.As(err, &ce) {
-		return ce.Body
-	}
-	return err.Error()
 }
 
 // remove is ConfigRemoveRequestHandler: every failure answers resultCode
@@ -344,11 +359,13 @@ func (h *configHandlers) remove(ctx context.Context, c *Call) (remote.Responder,
 		}
 		err = h.d.Service.Delete(ctx, config.DeleteRequest{DataID: req.DataID, Group: req.Group, Tenant: tenant, Tag: tag, SrcIP: c.ClientIP()})
 	}
-	if err != nil && h.d.Forward != nil && isNotLeader(err) {
-		return h.d.Forward.Forward(ctx, c)
+	if fw, ferr, done := h.forward(ctx, c, err); done {
+		return fw, nil
+	} else if ferr != nil {
+		err = ferr
 	}
 	if err != nil {
-		return fail(writeErrText(err))
+		return fail(writeFailure(err))
 	}
 	return remote.NewPlain(remote.TypeConfigRemoveResponse, remote.OK()), nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strconv"
 
 	"google.golang.org/grpc"
 
@@ -20,11 +21,23 @@ type Call struct {
 	Payload *remote.Payload
 	// Principal is the authenticated caller ("" with auth off).
 	Principal string
+	// Forwarded is a write another node forwarded (its client's IP in
+	// forwardedIP); NotLeader is set by a handler that found this node no
+	// longer leading for it.
+	Forwarded   bool
+	forwardedIP string
+	NotLeader   bool
 }
 
 // ClientIP is the client address Java's handlers use (RequestMeta.clientIp:
-// the connection's setup payload's clientIp).
-func (c *Call) ClientIP() string { return c.Conn.ClientIP }
+// the connection's setup payload's clientIp), or for a forwarded write the
+// IP of the client of the node that forwarded it.
+func (c *Call) ClientIP() string {
+	if c.Forwarded {
+		return c.forwardedIP
+	}
+	return c.Conn.ClientIP
+}
 
 // Route is a request class the server answers: Java's RequestHandler with
 // its annotations.
@@ -105,7 +118,9 @@ func (s *Server) Dispatch(ctx context.Context, connID string, p *remote.Payload)
 	}
 	s.conns.Touch(connID)
 	call := &Call{Conn: conn, Req: req, Payload: p}
-	if r := s.filter(rt, call); r != nil {
+	if fwd := p.Metadata.Headers[HeaderForwarded]; fwd != "" && conn.Cluster() && s.fromNode(p) {
+		call.Forwarded, call.forwardedIP = true, p.Metadata.Headers[HeaderClientIP]
+	} else if r := s.filter(rt, call); r != nil {
 		return remote.Encode(r)
 	}
 	defer func() {
@@ -119,7 +134,26 @@ func (s *Server) Dispatch(ctx context.Context, connID string, p *remote.Payload)
 		return remote.Encode(errorResponse(err))
 	}
 	resp := remote.Encode(r)
+	if call.Forwarded {
+		resp.Metadata.Headers = map[string]string{}
+		if call.NotLeader {
+			resp.Metadata.Headers[HeaderNotLeader] = "true"
+		} else if s.cfg.Applied != nil {
+			resp.Metadata.Headers[HeaderApplied] = strconv.FormatUint(s.cfg.Applied(), 10)
+		}
+	}
 	return resp
+}
+
+// fromNode reports whether a forwarded request carries the server
+// identity (with auth off every cluster connection is trusted, as the HTTP
+// edge trusts its forwarded header).
+func (s *Server) fromNode(p *remote.Payload) bool {
+	if s.cfg.Auth == nil || !s.cfg.Auth.Enabled() || s.cfg.VerifyNode == nil {
+		return true
+	}
+	h := remote.Header(p.Metadata.Headers)
+	return s.cfg.VerifyNode(h.Get)
 }
 
 // filter runs Java's request filters for a route: auth (RemoteRequestAuthFilter),

@@ -42,6 +42,11 @@ type Config struct {
 	Abilities map[string]bool
 	// Auth checks @Secured requests; nil or disabled lets every request through.
 	Auth Auth
+	// VerifyNode checks the server identity of a write another node
+	// forwarded (with auth on); Applied is this node's applied raft index,
+	// returned with a forwarded write's answer.
+	VerifyNode func(get func(string) string) bool
+	Applied    func() uint64
 	// MaxRecvMsgSize is nacos.remote.server.grpc.sdk.max-inbound-message-size (10 MiB).
 	MaxRecvMsgSize int
 	// KeepAliveTime and KeepAliveTimeout are the transport's HTTP/2 pings
