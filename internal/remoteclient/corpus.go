@@ -26,7 +26,9 @@ import (
 // <keys>" lists the JSON properties compared ("all" by default, "type" for
 // the answer's class only); "poll: <ms>" resends to the reference until
 // its answer equals nacosd's (reads after Java's asynchronous dump) or, with
-// one server, until it contains "expect: <text>" (a success by default); the
+// one server, until it contains "expect: <text>" (a success by default);
+// "assert: <text>" is text the answer must contain (the protocol's promise,
+// which the reference may break: conformance/java-defects.txt); the
 // remaining lines up to the next case are the body, sent as they are ({run}
 // replaced by the run id).
 type Case struct {
@@ -39,6 +41,9 @@ type Case struct {
 	// Expect is the text a polled answer must contain to be settled ("" :
 	// any success).
 	Expect string
+	// Assert is text the answer must contain (what the protocol promises:
+	// a server whose answer lacks it fails the case).
+	Assert []string
 	Body   string
 	File   string
 }
@@ -110,6 +115,10 @@ func parseCorpus(path string) ([]Case, error) {
 			}
 			if v, ok := strings.CutPrefix(t, "compare:"); ok {
 				cur.Compare = strings.Fields(v)
+				continue
+			}
+			if v, ok := strings.CutPrefix(t, "assert:"); ok {
+				cur.Assert = append(cur.Assert, strings.TrimSpace(v))
 				continue
 			}
 			if v, ok := strings.CutPrefix(t, "expect:"); ok {
@@ -194,6 +203,19 @@ func (t *Target) Close() {
 	if t.bare != nil {
 		t.bare.Close()
 	}
+}
+
+// Check returns why an answer breaks the case's assertions ("" if none).
+func (c Case) Check(a Answer) string {
+	if a.Err != "" {
+		return "error " + a.Err
+	}
+	for _, want := range c.Assert {
+		if !strings.Contains(a.Body, want) {
+			return "answer lacks " + want + ": " + a.Type + " " + a.Body
+		}
+	}
+	return ""
 }
 
 // Settled reports whether a polled answer is final (see Case.Expect).

@@ -340,11 +340,21 @@ func (r *reader) fillAuth(st *Settings) error {
 		return err
 	}
 	a.SystemType = strings.TrimSpace(a.SystemType)
-	if a.SecretKey, from, err = r.str("nacos.core.auth.default.token.secret.key", defaultSecretKey); err != nil {
+	// Java Nacos 2.x names the token settings nacos.core.auth.plugin.nacos.token.*
+	// (its shipped conf has the secret empty): a non-blank 2.x setting wins,
+	// so a 2.x application.properties works unchanged
+	secretName, expireName := "nacos.core.auth.default.token.secret.key", "nacos.core.auth.default.token.expire.seconds"
+	if v, _, err := r.str("nacos.core.auth.plugin.nacos.token.secret.key", ""); err == nil && strings.TrimSpace(v) != "" {
+		secretName = "nacos.core.auth.plugin.nacos.token.secret.key"
+	}
+	if v, _, err := r.str("nacos.core.auth.plugin.nacos.token.expire.seconds", ""); err == nil && strings.TrimSpace(v) != "" {
+		expireName = "nacos.core.auth.plugin.nacos.token.expire.seconds"
+	}
+	if a.SecretKey, from, err = r.str(secretName, defaultSecretKey); err != nil {
 		return err
 	}
 	a.SecretKeyDefault = a.SecretKey == defaultSecretKey
-	exp, _, err := r.integer("nacos.core.auth.default.token.expire.seconds", 18000, 1, 1<<31-1)
+	exp, _, err := r.integer(expireName, 18000, 1, 1<<31-1)
 	if err != nil {
 		return err
 	}

@@ -248,7 +248,8 @@ public final class Scenarios {
 
     /** One HTTP call to the 1.x API: returns "status body". */
     String http(String method, String path, String form) throws Exception {
-        URL u = new URL("http://" + server + "/nacos" + path);
+        // a cluster's server list: the 1.x API of its first member
+        URL u = new URL("http://" + server.split(",")[0] + "/nacos" + path);
         HttpURLConnection c = (HttpURLConnection) u.openConnection();
         c.setRequestMethod(method);
         c.setConnectTimeout(3000);
@@ -434,8 +435,11 @@ public final class Scenarios {
             Thread.sleep(300);
             String got = get(c, d, group, "main");
             check("main".equals(got), "a client without the tag reads " + got);
+            // ConfigRemoveRequest with the tag: Java 2.5.1 answers a NullPointerException
+            // (conformance/java-defects.txt)
             boolean rm = removeTag(c, d, group, "", "t1");
-            return new Outcome(-1, "main=" + got + " removeTag=" + rm);
+            check(rm, "removing the tag variant answered false");
+            return new Outcome(-1, "main=" + got);
         });
 
         m.put("config.appname", () -> {
