@@ -33,22 +33,30 @@ type object struct {
 	m     map[string]*fastjson.Value
 }
 
-func parseObject(class string, body []byte) (*object, error) {
-	var p fastjson.Parser
+// parsers are reused: every value read out of a parse is copied (strings
+// are converted, never aliased), so a parser can go back once the object
+// has been read.
+var parsers fastjson.ParserPool
+
+// parseObject parses body; release (never nil) hands the parser back: call
+// it only when nothing read from the object is used any more.
+func parseObject(class string, body []byte) (ob *object, release func(), err error) {
+	p := parsers.Get()
+	release = func() { parsers.Put(p) }
 	v, err := p.ParseBytes(body)
 	if err != nil {
-		return nil, &DecodeError{Class: class, Msg: err.Error()}
+		return nil, release, &DecodeError{Class: class, Msg: err.Error()}
 	}
 	if v.Type() == fastjson.TypeNull {
-		return nil, nil
+		return nil, release, nil
 	}
 	o, err := v.Object()
 	if err != nil {
-		return nil, &DecodeError{Class: class, Msg: "Cannot deserialize value of type `" + class + "` from " + tokenName(v)}
+		return nil, release, &DecodeError{Class: class, Msg: "Cannot deserialize value of type `" + class + "` from " + tokenName(v)}
 	}
-	ob := &object{class: class, m: make(map[string]*fastjson.Value, o.Len())}
+	ob = &object{class: class, m: make(map[string]*fastjson.Value, o.Len())}
 	o.Visit(func(k []byte, v *fastjson.Value) { ob.m[string(k)] = v })
-	return ob, nil
+	return ob, release, nil
 }
 
 func tokenName(v *fastjson.Value) string {

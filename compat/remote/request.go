@@ -407,7 +407,8 @@ func (*Unknown) appendFields(*compat.JSON) {}
 // decode come back as *Unknown after their common properties are read.
 func DecodeRequest(p *Payload) (Requester, error) {
 	typ := p.Metadata.Type
-	o, err := parseObject(mustClass(typ), p.Body)
+	o, release, err := parseObject(mustClass(typ), p.Body)
+	defer release() // every value below is copied out
 	if err != nil || o == nil {
 		return nil, err
 	}

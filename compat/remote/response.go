@@ -280,7 +280,7 @@ func (d *DecodedResponse) BoolMap(key string) map[string]bool {
 // DecodeResponse reads the common response properties of a body whose
 // class is typ (resultCode defaults to 200 as in Response.java).
 func DecodeResponse(typ string, body []byte) (*DecodedResponse, error) {
-	o, err := parseObject(mustClass(typ), body)
+	o, _, err := parseObject(mustClass(typ), body) // o lives on in d: the parser is not reused
 	if err != nil {
 		return nil, err
 	}

@@ -301,7 +301,7 @@ func (m *Manager) Register(c *Conn) error {
 	m.conns[c.ID] = c
 	m.perIP[c.ClientIP]++
 	m.mu.Unlock()
-	m.log.Info("connection registered", "connectionId", c.ID, "clientIp", c.ClientIP, "version", c.Version, "app", c.AppName)
+	m.log.Debug("connection registered", "connectionId", c.ID, "clientIp", c.ClientIP, "version", c.Version, "app", c.AppName)
 	m.hooksMu.RLock()
 	hooks := m.onNew
 	m.hooksMu.RUnlock()
@@ -337,7 +337,7 @@ func (m *Manager) Unregister(id string) {
 	if c.stream != nil {
 		c.stream.Close()
 	}
-	m.log.Info("connection unregistered", "connectionId", id)
+	m.log.Debug("connection unregistered", "connectionId", id)
 	m.hooksMu.RLock()
 	hooks := m.onGone
 	m.hooksMu.RUnlock()
