@@ -6,6 +6,8 @@
 //	publish  ConfigPublishRequest (a new content each time)
 //	connect  whole connection setups: ServerCheckRequest, the bi-stream,
 //	         ConnectionSetupRequest, SetupAckRequest, then close
+//	hold     -conns connections, each listening to a config, held for -d;
+//	         prints the server's RSS (-pid) with them
 //
 //	nacosd-grpcload -addr 127.0.0.1:9848 -op query -conns 8 -c 64 -d 20s
 //
@@ -73,6 +75,8 @@ func run(args []string) error {
 		r, err = unary(c)
 	case "connect":
 		r, err = connect(c)
+	case "hold":
+		return hold(c)
 	default:
 		return fmt.Errorf("unknown -op %q", c.op)
 	}
@@ -260,4 +264,66 @@ func procCPU(pid int) time.Duration {
 	ut, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
 	return time.Duration(ut+st) * 10 * time.Millisecond
+}
+
+// hold opens c.conns connections that each listen to one config (of c.keys)
+// and reports the server's RSS before and with them.
+func hold(c config) error {
+	ctx := context.Background()
+	before := procRSS(c.pid)
+	clients := make([]*remoteclient.Client, 0, c.conns)
+	defer func() {
+		for _, cl := range clients {
+			cl.Close()
+		}
+	}()
+	start := time.Now()
+	lane := make(chan struct{}, c.workers)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for i := 0; i < c.conns; i++ {
+		wg.Add(1)
+		lane <- struct{}{}
+		go func() {
+			defer func() { <-lane; wg.Done() }()
+			cl, err := remoteclient.Dial(ctx, c.addr, remoteclient.Options{Headers: headers(c)})
+			if err != nil {
+				failed.Add(1)
+				return
+			}
+			k := remote.ConfigListenContext{DataID: "hold-" + strconv.Itoa(i%c.keys), Group: "LOAD"}
+			if err := check(cl.Do(ctx, &remote.ConfigBatchListenRequest{Listen: true, Contexts: []remote.ConfigListenContext{k}})); err != nil {
+				failed.Add(1)
+			}
+			mu.Lock()
+			clients = append(clients, cl)
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	setup := time.Since(start)
+	time.Sleep(c.duration)
+	with := procRSS(c.pid)
+	fmt.Printf("op=hold addr=%s conns=%d failed=%d setup=%s rss-before=%dKiB rss-with=%dKiB per-conn=%.1fKiB\n", c.addr, len(clients),
+		failed.Load(), setup.Round(time.Millisecond), before, with, float64(with-before)/float64(max(1, len(clients))))
+	return nil
+}
+
+// procRSS is a process's resident set (KiB, /proc/<pid>/status).
+func procRSS(pid int) int64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
