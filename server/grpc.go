@@ -28,6 +28,9 @@ type GRPCConfig struct {
 	KeepAlive, CheckInterval, DetectTimeout time.Duration
 	// MaxPushRetry is nacos.config.push.maxRetryTime (default 50).
 	MaxPushRetry int
+	// MaxRecvMsgSize is nacos.remote.server.grpc.sdk.max-inbound-message-size
+	// (default 10 MiB).
+	MaxRecvMsgSize int
 }
 
 // startGRPC opens the connection table and the gRPC server with the
@@ -67,6 +70,9 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	rc := grpcapi.DefaultConfig()
 	rc.Conns, rc.Clock, rc.Logger, rc.Auth = conns, s.cfg.Clock, s.log.With("component", "grpc"), grpcapi.NewAuth(s.auth)
 	rc.VerifyNode, rc.Applied = s.auth.Identity().Verify, s.store.AppliedIndex
+	if gc.MaxRecvMsgSize > 0 {
+		rc.MaxRecvMsgSize = gc.MaxRecvMsgSize
+	}
 	g, err := grpcapi.New(rc)
 	if err != nil {
 		return fmt.Errorf("server: grpc: %w", err)

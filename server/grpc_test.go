@@ -395,3 +395,16 @@ func TestGRPCClusterWriteOnFollower(t *testing.T) {
 		t.Fatalf("read after the remove: %+v", d)
 	}
 }
+
+// TestGRPCPortOffset: with a fixed HTTP port the gRPC port is that port +
+// the offset (Java's 1000 by default), where 2.x clients look for it.
+func TestGRPCPortOffset(t *testing.T) {
+	cfg := servertest.Config(t)
+	cfg.Port = servertest.FreePortPair(t, "127.0.0.1")
+	n := servertest.Start(t, cfg)
+	_, port, _ := strings.Cut(n.GRPCAddr(), ":")
+	if port != fmt.Sprint(cfg.Port+1000) {
+		t.Fatalf("gRPC on %s with HTTP on %d", n.GRPCAddr(), cfg.Port)
+	}
+	dial(t, n, remoteclient.Options{})
+}

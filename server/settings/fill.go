@@ -422,6 +422,20 @@ func (r *reader) fillDomains(st *Settings) error {
 	if worker >= 0 {
 		c.SnowflakeWorkerID = &worker
 	}
+	// the 2.x gRPC port is the HTTP port plus this (clients read the same
+	// property to find it)
+	off, _, err := r.integer("nacos.server.grpc.port.offset", 1000, 1, 65535)
+	if err != nil {
+		return err
+	}
+	c.GRPC.PortOffset = int(off)
+	// nacos.remote.server.grpc.sdk.max-inbound-message-size: Java's limit
+	// on one request (10 MiB)
+	inbound, _, err := r.integer("nacos.remote.server.grpc.sdk.max-inbound-message-size", 10<<20, 1024, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	c.GRPC.MaxRecvMsgSize = int(inbound)
 	fm, _, err := r.str("nacos.functionMode", "")
 	if err != nil {
 		return err

@@ -307,3 +307,18 @@ func TestNacos2TokenSettings(t *testing.T) {
 		t.Fatalf("empty 2.x secret: %q", st.Config.Auth.SecretKey)
 	}
 }
+
+// TestGRPCSettings: the gRPC port offset and the inbound message limit.
+func TestGRPCSettings(t *testing.T) {
+	st := mustLoad(t, "", nil)
+	if st.Config.GRPC.PortOffset != 1000 || st.Config.GRPC.MaxRecvMsgSize != 10<<20 {
+		t.Fatalf("defaults: %+v", st.Config.GRPC)
+	}
+	st = mustLoad(t, "nacos.server.grpc.port.offset=2000\nnacos.remote.server.grpc.sdk.max-inbound-message-size=1048576\n", nil)
+	if st.Config.GRPC.PortOffset != 2000 || st.Config.GRPC.MaxRecvMsgSize != 1<<20 {
+		t.Fatalf("set: %+v", st.Config.GRPC)
+	}
+	if _, err := load(t, "nacos.server.grpc.port.offset=far\n", nil); err == nil || !strings.Contains(err.Error(), "nacos.server.grpc.port.offset") {
+		t.Fatalf("bad offset: %v", err)
+	}
+}
