@@ -53,6 +53,8 @@ fuzz:
 	$(GO) test ./server/push/ -run '^$$' -fuzz FuzzParseAck -fuzztime $(FUZZTIME)
 	$(GO) test ./compat/ -run '^$$' -fuzz FuzzListeningConfigs -fuzztime $(FUZZTIME)
 	$(GO) test ./compat/ -run '^$$' -fuzz FuzzReadImportZip -fuzztime $(FUZZTIME)
+	$(GO) test ./compat/remote/ -run '^$$' -fuzz 'FuzzDecode$$' -fuzztime $(FUZZTIME)
+	$(GO) test ./compat/remote/ -run '^$$' -fuzz FuzzDecodeBody -fuzztime $(FUZZTIME)
 
 # Go benchmarks, then the HTTP side by side with wrk (Java Nacos 1.4.8 from
 # ../shared/reference when Java 17 is installed, r-nacos when `make rnacos`

@@ -25,7 +25,7 @@ type record struct {
 	Raw      string            `json:"raw"`
 }
 
-func loadGolden(t *testing.T) []record {
+func loadGolden(t testing.TB) []record {
 	t.Helper()
 	f, err := os.Open(filepath.Join("..", "testdata", "remote", "java-2.5.1-config.jsonl"))
 	if err != nil {

@@ -81,7 +81,15 @@ const (
 	msgInvalid      = "Invalid request"
 )
 
-func (s *Server) unaryHandler(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+func (s *Server) unaryHandler(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (out any, err error) {
+	// grpc-go does not recover a handler's panic: a bug must cost one
+	// request, not the process
+	defer func() {
+		if e := recover(); e != nil {
+			s.log.Error("grpc request panic", "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
+			out, err = remote.Encode(errorResponse(fmt.Errorf("%v", e))), nil
+		}
+	}()
 	p := new(remote.Payload)
 	if err := dec(p); err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package grpcapi
 
 import (
+	"fmt"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -40,6 +42,10 @@ func (s *Server) streamHandler(_ any, ss grpc.ServerStream) error {
 	bs := &biStream{s: s, ss: ss, ci: ci}
 	registered := false
 	defer func() {
+		if e := recover(); e != nil { // grpc-go does not recover it: one connection, not the process
+			s.log.Error("grpc stream panic", "connectionId", ci.id, "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
+			bs.Close()
+		}
 		if registered {
 			s.conns.Unregister(ci.id)
 		}
