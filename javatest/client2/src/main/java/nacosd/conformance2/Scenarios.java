@@ -355,6 +355,23 @@ public final class Scenarios {
             return new Outcome(ms, "got=" + got);
         });
 
+        m.put("config.listen.idle", () -> {
+            // a listener idle past the server's 20 s keep-alive (the client's health checks and
+            // its answers to ClientDetectionRequest keep the connection) still gets the push
+            ConfigService c = config();
+            ConfigService pub = config();
+            String d = "idle-" + run;
+            Queue q = new Queue();
+            c.addListener(d, group, q);
+            Thread.sleep(25000);
+            long t0 = System.nanoTime();
+            check(pub.publishConfig(d, group, "after-idle"), "publish returned false");
+            String got = q.next(15000);
+            long ms = (System.nanoTime() - t0) / 1_000_000;
+            check("after-idle".equals(got), "listener after 25 s idle got " + got);
+            return new Outcome(ms, "got=" + got);
+        });
+
         m.put("config.listen.fromv1", () -> {
             // a 2.x listener is told of a 1.x HTTP publish
             ConfigService c = config();
