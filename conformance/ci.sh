@@ -15,6 +15,8 @@
 #   NACOSD_CONFORMANCE_AUTH_CLIENTS  clients the auth runner drives: java,sdkgo,npm,sca,dubbo
 #   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
 #   NACOSD_JRE_BASE_IMAGE    JRE base image tag (default nacosd-jre17:bookworm, built locally)
+#   NACOSD_CONFORMANCE_2X    0 skips the 2.x axis (Nacos 2.x clients over gRPC, referee Java Nacos
+#                            2.5.1 from conformance/reference2.sh: TestConformance2, table2.md)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -109,4 +111,22 @@ export CGO_ENABLED=1
 go test -count=1 -timeout 30m -run 'TestConformance$' -v ./conformance/ </dev/null 2>&1 | tee "$work/go-test.log" | grep -vE '^\s+conformance_test.go:[0-9]+: time=' 
 rc=${PIPESTATUS[0]}
 [[ -f "$work/table.md" ]] && echo "conformance/ci.sh: table in $work/table.md, logs in $work" >&2
+
+# The 2.x axis: Nacos 2.x clients over gRPC, refereed by Java Nacos 2.5.1.
+if [[ "${NACOSD_CONFORMANCE_2X:-1}" != 0 ]]; then
+  if ! NACOS_REFERENCE2_HOME=$(bash conformance/reference2.sh); then
+    log "ERROR: no Java Nacos 2.5.1 reference; the 2.x axis cannot run without it"
+    exit 3
+  fi
+  if [[ $java_ok == 1 ]] && (cd javatest/client2 && mvn -q -B package -DskipTests </dev/null); then
+    NACOS_REFERENCE2_HOME="$NACOS_REFERENCE2_HOME" NACOSD_CONFORMANCE2=1 NACOSD_CONFORMANCE_OUT2="$work/table2.md" \
+      go test -count=1 -timeout 30m -run 'TestConformance2$' -v ./conformance/ </dev/null 2>&1 \
+      | tee "$work/go-test2.log" | grep -vE '^\s+conformance(2)?_test.go:[0-9]+: time='
+    rc2=${PIPESTATUS[0]}
+    [[ -f "$work/table2.md" ]] && echo "conformance/ci.sh: 2.x table in $work/table2.md" >&2
+    [[ $rc == 0 ]] && rc=$rc2
+  else
+    log "WARNING: no Java or no Maven build of javatest/client2: the 2.x axis is skipped"
+  fi
+fi
 exit "$rc"

@@ -95,8 +95,10 @@ func (s *Server) URL(path string) string {
 	return "http://" + s.Addr() + path
 }
 
-// FreePort returns a free TCP port p on 127.0.0.1 such that p-1000 is free
-// too (nacosd and Java Nacos 1.4 both bind raft on port-1000).
+// FreePort returns a free TCP port p on 127.0.0.1 such that p-1000, p+1000
+// and p+1001 are free too (nacosd and Java Nacos bind raft on port-1000;
+// nacosd and Java Nacos 2.x serve gRPC on port+1000, Java 2.x its cluster
+// gRPC on port+1001).
 func FreePort() (int, error) {
 	for i := 0; i < 200; i++ {
 		// below the kernel's ephemeral range (32768-60999 here): a port
@@ -108,19 +110,28 @@ func FreePort() (int, error) {
 		if err != nil {
 			continue
 		}
-		l2, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p-1000))
-		l.Close()
-		if err != nil {
-			continue
+		var others []net.Listener
+		for _, q := range []int{p - 1000, p + 1000, p + 1001} {
+			o, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(q))
+			if err != nil {
+				break
+			}
+			others = append(others, o)
 		}
-		l2.Close()
-		return p, nil
+		l.Close()
+		for _, o := range others {
+			o.Close()
+		}
+		if len(others) == 3 {
+			return p, nil
+		}
 	}
 	return 0, errors.New("conformance: no free port pair found")
 }
 
-// The range FreePort picks from (the raft port p-1000 stays above 10000).
-const freePortLow, freePortHigh = 11000, 32000
+// The range FreePort picks from (the raft port p-1000 stays above 10000,
+// the gRPC ports p+1000 and p+1001 below 32768).
+const freePortLow, freePortHigh = 11000, 31700
 
 // NewNacosd describes a nacosd process from the binary bin keeping its data
 // in dataDir. Call Start to run it.

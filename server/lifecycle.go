@@ -48,6 +48,18 @@ func (s *Server) serve(ctx context.Context) {
 		}
 		return fmt.Errorf("server: http listener on %s stopped: %w", s.ln.Addr(), err)
 	})
+	if s.grpc != nil {
+		g.Go(func() error {
+			select {
+			case err := <-s.grpc.Err():
+				if err != nil && !s.stopping() {
+					return fmt.Errorf("server: grpc listener stopped: %w", err)
+				}
+			case <-gctx.Done():
+			}
+			return nil
+		})
+	}
 	g.Go(func() error {
 		<-gctx.Done()
 		s.shutdown(context.Cause(gctx))
@@ -93,6 +105,7 @@ func (s *Server) closeComponents() []error {
 	if s.hub != nil {
 		s.hub.Close()
 	}
+	s.closeGRPC()
 	if s.config != nil {
 		if err := s.config.Close(); err != nil {
 			errs = append(errs, err)

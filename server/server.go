@@ -32,8 +32,10 @@ import (
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/cluster"
 	"github.com/nacosd/nacosd/server/config"
+	"github.com/nacosd/nacosd/server/connections"
 	"github.com/nacosd/nacosd/server/console"
 	"github.com/nacosd/nacosd/server/console/live"
+	"github.com/nacosd/nacosd/server/grpcapi"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
@@ -132,6 +134,8 @@ type Config struct {
 	SnowflakeWorkerID *int64
 	// Ops configures the actuator endpoints and the access log (ops.go).
 	Ops OpsConfig
+	// GRPC configures the Nacos 2.x gRPC edge (grpc.go).
+	GRPC GRPCConfig
 }
 
 // ClusterTimings are the periods of the node-to-node protocols.
@@ -259,6 +263,12 @@ type Server struct {
 	routes       *httpapi.Table
 
 	run lifecycle // the run group: serving, failure, shutdown (lifecycle.go)
+
+	conns       *connections.Manager // 2.x connections (grpc.go)
+	grpc        *grpcapi.Server
+	grpcConfig  *grpcapi.ConfigNotifier
+	grpcForward *grpcapi.LeaderForwarder
+	grpcUnsub   func()
 }
 
 // New validates cfg; Start opens the stores and listeners.
@@ -499,6 +509,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		Raft: s.store, Forward: s.forwardToLeader, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
 		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}))
 	table.Mount(s.app.Group(s.cfg.ContextPath))
+	if err := s.startGRPC(ip, port); err != nil {
+		return err
+	}
 	s.ln = cln             // counted, first-byte deadline (server/limits.go)
 	if !s.cfg.Standalone { // take the peers' ephemeral data before answering clients with empty lists
 		lctx, cancel := context.WithTimeout(ctx, 3*time.Second)

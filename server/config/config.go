@@ -51,6 +51,9 @@ var (
 	// ErrConflict is returned when a write kept losing races (CondFailed)
 	// against concurrent writes of the same key.
 	ErrConflict = errors.New("config: too many concurrent writes to the same config")
+	// ErrCasMismatch refuses a conditional publish (PublishRequest.CasMD5)
+	// whose MD5 is not the stored one's.
+	ErrCasMismatch = errors.New("config: cas publish: the stored md5 differs")
 )
 
 // Config configures a Service.
@@ -133,6 +136,10 @@ type Service struct {
 	retentionMu sync.Mutex
 	closed      bool
 	onClose     []func() // OnClose hooks, under retentionMu
+
+	changeMu sync.RWMutex
+	onChange map[int]func(groupKey string) // OnChange subscribers
+	changeID int
 }
 
 // item holds the live variants of one group key. The pointed-to records are
@@ -341,6 +348,9 @@ func (s *Service) onEvent(ev raftstore.Event) {
 		s.reloadLocked()
 		s.mu.Unlock()
 		s.polls.recheckAll()
+		for _, f := range s.changedKeysOf() {
+			f("")
+		}
 		return
 	}
 	type wake struct {
@@ -446,12 +456,48 @@ func (s *Service) onEvent(ev raftstore.Event) {
 			s.polls.changed(w.gk, w.betaIPs)
 		}
 	}
+	if subs := s.changedKeysOf(); len(subs) > 0 {
+		changedTo(subs, wakes, func(w wake) string { return w.gk })
+	}
 	if s.cfg.Notified != nil && len(notified) > 0 {
 		now := s.nowMs()
 		for _, m := range notified {
 			s.cfg.Notified(time.Duration(now-m) * time.Millisecond)
 		}
 	}
+}
+
+// OnChange subscribes f to the changes that wake 1.x long polls (a main or
+// tag MD5 changed, a beta variant or its IPs changed, a removal): f gets
+// the group key, or "" after a snapshot restore replaced everything. It is
+// called on the store's apply goroutine, after the cache holds the change:
+// it must not block. The 2.x push (server/grpcapi) subscribes here, so
+// every write, whatever edge it came through, reaches both kinds of
+// listeners.
+func (s *Service) OnChange(f func(groupKey string)) (cancel func()) {
+	s.changeMu.Lock()
+	defer s.changeMu.Unlock()
+	if s.onChange == nil {
+		s.onChange = map[int]func(string){}
+	}
+	id := s.changeID
+	s.changeID++
+	s.onChange[id] = f
+	return func() {
+		s.changeMu.Lock()
+		delete(s.onChange, id)
+		s.changeMu.Unlock()
+	}
+}
+
+func (s *Service) changedKeysOf() []func(string) {
+	s.changeMu.RLock()
+	defer s.changeMu.RUnlock()
+	out := make([]func(string), 0, len(s.onChange))
+	for _, f := range s.onChange {
+		out = append(out, f)
+	}
+	return out
 }
 
 func nonNil(s []string) []string {
@@ -539,4 +585,14 @@ func WorkerIDFromIP(ip string) int64 {
 	}
 	b := a.Unmap().As4()
 	return (int64(b[2])<<8 | int64(b[3])) & 0x3FF
+}
+
+// changed hands the group keys of a committed change to the OnChange
+// subscribers.
+func changedTo[T any](subs []func(string), items []T, key func(T) string) {
+	for _, it := range items {
+		for _, f := range subs {
+			f(key(it))
+		}
+	}
 }

@@ -23,6 +23,10 @@ type PublishRequest struct {
 	ConfigTags, Desc, Use, Effect, Schema *string
 	// Type is already normalised (compat.NormalizeConfigType).
 	Type string
+	// CasMD5, when not empty, makes the write conditional (2.x publishConfigCas):
+	// an existing config (or beta/tag variant) whose MD5 differs is left
+	// alone and Publish returns ErrCasMismatch; an absent one is created.
+	CasMD5 string
 }
 
 // CheckPublish validates a publish in Java's order: tenant, dataId/group/
@@ -57,7 +61,8 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 	case !compat.JavaIsBlank(r.Tag):
 		return s.publishTag(ctx, gk, r)
 	}
-	return s.apply(ctx, []raftstore.Key{{Bucket: BucketInfo, Key: gk}}, func() (raftstore.Batch, bool) {
+	var casErr error
+	err := s.apply(ctx, []raftstore.Key{{Bucket: BucketInfo, Key: gk}}, func() (raftstore.Batch, bool) {
 		now := s.nowMs()
 		old, exists := s.store.Get(BucketInfo, gk)
 		var prev Info
@@ -68,6 +73,10 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 				s.log.Error("overwriting undecodable config", "key", gk, "err", err)
 				exists = false
 			}
+		}
+		if r.CasMD5 != "" && exists && prev.MD5 != r.CasMD5 {
+			casErr = ErrCasMismatch
+			return raftstore.Batch{}, false
 		}
 		md5 := MD5Hex(r.Content)
 		in := Info{DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, Content: r.Content, MD5: md5,
@@ -104,6 +113,37 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketMeta, Key: metaNidKey, Value: []byte(strconv.FormatInt(nid, 10))})
 		return b, true
 	})
+	if err == nil {
+		err = casErr
+	}
+	return err
+}
+
+// casVariant reports whether a beta/tag write with casMD5 must be refused:
+// the stored variant exists with another MD5.
+func (s *Service) casVariant(bucket, key, casMD5 string) bool {
+	if casMD5 == "" {
+		return false
+	}
+	old, ok := s.store.Get(bucket, key)
+	if !ok {
+		return false
+	}
+	var md5 string
+	if bucket == BucketBeta {
+		var b Beta
+		if decode(old.Value, &b) != nil {
+			return false
+		}
+		md5 = b.MD5
+	} else {
+		var t Tag
+		if decode(old.Value, &t) != nil {
+			return false
+		}
+		md5 = t.MD5
+	}
+	return md5 != casMD5
 }
 
 // splitTags is addConfigTagsRelation's input: blank → none, else split on ','.
@@ -146,7 +186,12 @@ func (s *Service) upsertVariant(bucket, key string, now int64, appName *string) 
 }
 
 func (s *Service) publishBeta(ctx context.Context, gk string, r PublishRequest) error {
-	return s.apply(ctx, []raftstore.Key{{Bucket: BucketBeta, Key: gk}}, func() (raftstore.Batch, bool) {
+	var casErr error
+	err := s.apply(ctx, []raftstore.Key{{Bucket: BucketBeta, Key: gk}}, func() (raftstore.Batch, bool) {
+		if s.casVariant(BucketBeta, gk, r.CasMD5) {
+			casErr = ErrCasMismatch
+			return raftstore.Batch{}, false
+		}
 		now := s.nowMs()
 		id, cond := s.upsertVariant(BucketBeta, gk, now, r.AppName)
 		b := Beta{ID: id.ID, Created: id.Created, AppName: id.AppName, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant,
@@ -154,11 +199,20 @@ func (s *Service) publishBeta(ctx context.Context, gk string, r PublishRequest) 
 		return raftstore.Batch{Conds: []raftstore.Cond{cond},
 			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketBeta, Key: gk, Value: encode(&b)}}}, true
 	})
+	if err == nil {
+		err = casErr
+	}
+	return err
 }
 
 func (s *Service) publishTag(ctx context.Context, gk string, r PublishRequest) error {
 	key := tagKey(gk, r.Tag)
-	return s.apply(ctx, []raftstore.Key{{Bucket: BucketTag, Key: key}}, func() (raftstore.Batch, bool) {
+	var casErr error
+	err := s.apply(ctx, []raftstore.Key{{Bucket: BucketTag, Key: key}}, func() (raftstore.Batch, bool) {
+		if s.casVariant(BucketTag, key, r.CasMD5) {
+			casErr = ErrCasMismatch
+			return raftstore.Batch{}, false
+		}
 		now := s.nowMs()
 		id, cond := s.upsertVariant(BucketTag, key, now, r.AppName)
 		t := Tag{ID: id.ID, Created: id.Created, AppName: id.AppName, DataID: r.DataID, Group: r.Group, Tenant: r.Tenant,
@@ -166,6 +220,10 @@ func (s *Service) publishTag(ctx context.Context, gk string, r PublishRequest) e
 		return raftstore.Batch{Conds: []raftstore.Cond{cond},
 			Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketTag, Key: key, Value: encode(&t)}}}, true
 	})
+	if err == nil {
+		err = casErr
+	}
+	return err
 }
 
 // DeleteRequest is DELETE /v1/cs/configs.

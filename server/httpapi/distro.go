@@ -209,11 +209,11 @@ func (h *distroHandlers) serviceStatus(c *fiber.Ctx) error {
 // distroFilter is DistroFilter (naming-v1.md §1.2) for an AP write: a
 // request for a service this node does not own goes to its owner, whose
 // answer is relayed; a request a peer already redirected here is refused.
-func (g *gate) distroFilter(c *fiber.Ctx) error {
+func (g *gate) distroFilter(c *fiber.Ctx, run func() error) error {
 	if target, ok := g.distroTarget(c); ok {
 		return g.distroProxy(c, target)
 	}
-	return c.Next()
+	return run()
 }
 
 // distroTarget returns the owner of the request's service when it is not

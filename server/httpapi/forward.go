@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/compat"
+	"github.com/nacosd/nacosd/raftstore"
 )
 
 // Headers of a write forwarded to the raft leader.
@@ -68,7 +69,7 @@ const (
 // next one within electionWait; a leader that took the request and did not
 // answer leaves the outcome unknown: the client gets Java's no-leader
 // error, as from a JRaft leader that failed mid-write.
-func (g *gate) forward(c *fiber.Ctx, part string) error {
+func (g *gate) forward(c *fiber.Ctx, run func() error, part string) error {
 	ctx, cancel := forwardContext(c)
 	defer cancel()
 	req := c.Request()
@@ -103,7 +104,17 @@ func (g *gate) forward(c *fiber.Ctx, part string) error {
 			if part != "" {
 				c.Locals(partKey, PartAll)
 			}
-			return g.afterLeaderRun(c, c.Next())
+			err := run()
+			if isNotLeader(err) && attempt < 5 && ctx.Err() == nil {
+				// it stepped down again before writing anything
+				failed, failedTerm = g.Self, g.Raft.Term()
+				c.Response().Reset()
+				continue
+			}
+			if isNotLeader(err) || errors.Is(err, raftstore.ErrLeadershipLost) {
+				return noLeader(c)
+			}
+			return err
 		}
 		g.Stats.Forwarded.Add(1)
 		status, rh, body, err := g.Forward(ctx, leader, c.Method(), uri, header, req.Body())
@@ -129,7 +140,7 @@ func (g *gate) forward(c *fiber.Ctx, part string) error {
 			// the CP half is done: the AP half runs here
 			c.Locals(partKey, PartEphemeral)
 			c.Locals(partAnswerKey, body)
-			return c.Next()
+			return run()
 		}
 		c.Response().Reset()
 		for _, h := range forwardedHeaders {

@@ -116,21 +116,33 @@ func (g *gate) serve(c *fiber.Ctx) error {
 	if rt != nil {
 		class = rt.classOf(c)
 	}
+	// run runs the route's handler: the router's chain the first time, the
+	// handler itself again when a write comes back here after a refusal
+	// (a second c.Next would skip to the path's next route)
+	ran := false
+	run := func() error {
+		if ran && rt != nil {
+			c.Response().Reset()
+			return rt.Handler(c)
+		}
+		ran = true
+		return c.Next()
+	}
 	switch class {
 	case AP:
-		return g.distroFilter(c)
+		return g.distroFilter(c, run)
 	case CP:
-		return g.cp(c)
+		return g.cp(c, run)
 	case Mixed:
-		return g.mixed(c)
+		return g.mixed(c, run)
 	}
-	err := c.Next()
+	err := run()
 	if isNotLeader(err) {
 		// a write the table does not declare CP reached raft on a
 		// follower: still forwarded, and counted so tests catch it
 		g.Stats.Undeclared.Add(1)
 		g.Logger.Error("route wrote raft state but is not declared CP in the route table", "method", c.Method(), "path", c.Path())
-		return g.afterLeaderRun(c, err)
+		return g.afterLeaderRun(c, run, err)
 	}
 	return err
 }
@@ -149,14 +161,14 @@ func (g *gate) dropForgedForward(c *fiber.Ctx) {
 }
 
 // cp runs a CP write on the raft leader.
-func (g *gate) cp(c *fiber.Ctx) error {
+func (g *gate) cp(c *fiber.Ctx, run func() error) error {
 	if g.forwarded(c) {
-		return g.onLeader(c)
+		return g.onLeader(c, run)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, c.Next())
+		return g.afterLeaderRun(c, run, run())
 	}
-	return g.forward(c, "")
+	return g.forward(c, run, "")
 }
 
 // forwarded reports whether a follower forwarded this request here.
@@ -167,11 +179,11 @@ func (g *gate) forwarded(c *fiber.Ctx) bool {
 // onLeader runs a write a follower forwarded: the answer carries this
 // node's applied index, or says that nothing was written because this
 // node is no longer the leader (the follower then tries the new one).
-func (g *gate) onLeader(c *fiber.Ctx) error {
+func (g *gate) onLeader(c *fiber.Ctx, run func() error) error {
 	if v := c.Request().Header.Peek(HeaderPart); string(v) == "persistent" {
 		c.Locals(partKey, PartPersistent)
 	}
-	err := c.Next()
+	err := run()
 	switch {
 	case errors.Is(err, raftstore.ErrLeadershipLost):
 		return noLeader(c)
@@ -189,7 +201,7 @@ func (g *gate) onLeader(c *fiber.Ctx) error {
 // the leadership moved before anything was written, so the write goes to
 // the new leader; lost while committing, the outcome is unknown and the
 // client gets Java's no-leader answer (which it retries).
-func (g *gate) afterLeaderRun(c *fiber.Ctx, err error) error {
+func (g *gate) afterLeaderRun(c *fiber.Ctx, run func() error, err error) error {
 	switch {
 	case err == nil:
 		return nil
@@ -197,7 +209,7 @@ func (g *gate) afterLeaderRun(c *fiber.Ctx, err error) error {
 		return noLeader(c)
 	case isNotLeader(err) && g.Forward != nil && g.Raft != nil:
 		c.Response().Reset()
-		return g.forward(c, "")
+		return g.forward(c, run, "")
 	case isNotLeader(err):
 		return noLeader(c)
 	}
@@ -206,22 +218,23 @@ func (g *gate) afterLeaderRun(c *fiber.Ctx, err error) error {
 
 // mixed runs a write with an AP and a CP half on the service's Distro
 // owner, the CP half first on the raft leader.
-func (g *gate) mixed(c *fiber.Ctx) error {
+func (g *gate) mixed(c *fiber.Ctx, run func() error) error {
 	if g.forwarded(c) {
-		return g.onLeader(c)
+		return g.onLeader(c, run)
 	}
 	if target, ok := g.distroTarget(c); ok {
 		return g.distroProxy(c, target)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, c.Next())
+		return g.afterLeaderRun(c, run, run())
 	}
-	return g.forward(c, "persistent")
+	return g.forward(c, run, "persistent")
 }
 
+// isNotLeader reports a write refused because this node is not (or no
+// longer) the leader, with nothing written: it may go to the leader.
 func isNotLeader(err error) bool {
-	var nl *raftstore.NotLeaderError
-	return err != nil && errors.As(err, &nl)
+	return err != nil && errors.Is(err, raftstore.ErrNotLeader)
 }
 
 // check runs a route's @Secured check; denied says the answer was sent.

@@ -279,3 +279,28 @@ func TestGateMixedRunsTheCPHalfOnTheLeader(t *testing.T) {
 		t.Fatalf("leader's handler saw %q", body)
 	}
 }
+
+// TestGateRerunsAfterTakingOver: a write refused as not-leader on a node
+// that then becomes the leader runs its handler again, not the path's next
+// route (a second c.Next answered "Request method 'POST' not supported").
+func TestGateRerunsAfterTakingOver(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "C"}
+	calls := 0
+	fwd := func(context.Context, string, string, string, http.Header, []byte) (int, http.Header, []byte, error) {
+		t.Error("forwarded to itself")
+		return 0, nil, nil, nil
+	}
+	table := MustTable(withHead([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: CP, Handler: func(c *fiber.Ctx) error {
+		calls++
+		if calls == 1 {
+			return &raftstore.NotLeaderError{LeaderID: "C"} // a step-down and re-election in between
+		}
+		return c.SendString("true")
+	}}}, methodNotSupported))
+	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
+	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: fwd, Self: "C"}))
+	table.Mount(app.Group("/nacos"))
+	if _, body := post(t, app, nil); body != "true" || calls != 2 {
+		t.Fatalf("answer %q after %d runs", body, calls)
+	}
+}

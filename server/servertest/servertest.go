@@ -117,22 +117,28 @@ func Eventually(t testing.TB, timeout time.Duration, cond func() error) {
 }
 
 // FreePortPair returns a free TCP port p on ip such that p-1000 (the raft
-// port of a Nacos member) is free too.
+// port of a Nacos member) and p+1000 (its 2.x gRPC port) are free too.
 func FreePortPair(t testing.TB, ip string) int {
 	t.Helper()
 	for range 500 {
 		// below the kernel's ephemeral range (32768-60999): a port from
 		// it, free when picked, can become the source port of an outgoing
 		// connection of a parallel test before the node binds it
-		p := 11000 + rand.IntN(21000)
+		p := 11000 + rand.IntN(20700)
 		l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p)))
 		if err != nil {
 			continue
 		}
 		r, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p-1000)))
+		if err != nil {
+			l.Close()
+			continue
+		}
+		g, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(p+1000)))
 		l.Close()
+		r.Close()
 		if err == nil {
-			r.Close()
+			g.Close()
 			return p
 		}
 	}

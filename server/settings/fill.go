@@ -341,11 +341,21 @@ func (r *reader) fillAuth(st *Settings) error {
 		return err
 	}
 	a.SystemType = strings.TrimSpace(a.SystemType)
-	if a.SecretKey, from, err = r.str("nacos.core.auth.default.token.secret.key", defaultSecretKey); err != nil {
+	// Java Nacos 2.x names the token settings nacos.core.auth.plugin.nacos.token.*
+	// (its shipped conf has the secret empty): a non-blank 2.x setting wins,
+	// so a 2.x application.properties works unchanged
+	secretName, expireName := "nacos.core.auth.default.token.secret.key", "nacos.core.auth.default.token.expire.seconds"
+	if v, _, err := r.str("nacos.core.auth.plugin.nacos.token.secret.key", ""); err == nil && strings.TrimSpace(v) != "" {
+		secretName = "nacos.core.auth.plugin.nacos.token.secret.key"
+	}
+	if v, _, err := r.str("nacos.core.auth.plugin.nacos.token.expire.seconds", ""); err == nil && strings.TrimSpace(v) != "" {
+		expireName = "nacos.core.auth.plugin.nacos.token.expire.seconds"
+	}
+	if a.SecretKey, from, err = r.str(secretName, defaultSecretKey); err != nil {
 		return err
 	}
 	a.SecretKeyDefault = a.SecretKey == defaultSecretKey
-	exp, _, err := r.integer("nacos.core.auth.default.token.expire.seconds", 18000, 1, 1<<31-1)
+	exp, _, err := r.integer(expireName, 18000, 1, 1<<31-1)
 	if err != nil {
 		return err
 	}
@@ -423,6 +433,20 @@ func (r *reader) fillDomains(st *Settings) error {
 	if worker >= 0 {
 		c.SnowflakeWorkerID = &worker
 	}
+	// the 2.x gRPC port is the HTTP port plus this (clients read the same
+	// property to find it)
+	off, _, err := r.integer("nacos.server.grpc.port.offset", 1000, 1, 65535)
+	if err != nil {
+		return err
+	}
+	c.GRPC.PortOffset = int(off)
+	// nacos.remote.server.grpc.sdk.max-inbound-message-size: Java's limit
+	// on one request (10 MiB)
+	inbound, _, err := r.integer("nacos.remote.server.grpc.sdk.max-inbound-message-size", 10<<20, 1024, 1<<31-1)
+	if err != nil {
+		return err
+	}
+	c.GRPC.MaxRecvMsgSize = int(inbound)
 	fm, _, err := r.str("nacos.functionMode", "")
 	if err != nil {
 		return err

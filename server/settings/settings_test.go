@@ -325,3 +325,39 @@ func TestExposureAndAdditionalLocation(t *testing.T) {
 		t.Error("excluded prometheus exposed")
 	}
 }
+
+// TestNacos2TokenSettings: a Java Nacos 2.x application.properties names the
+// token secret and lifetime nacos.core.auth.plugin.nacos.token.*; nacosd
+// reads them (an empty 2.x secret, as shipped, leaves the 1.x name in force).
+func TestNacos2TokenSettings(t *testing.T) {
+	const key = "Y2x1c3Rlci1hdXRoLXRlc3Qtc2VjcmV0LTAxMjM0NTY3ODk="
+	st, err := load(t, "nacos.core.auth.plugin.nacos.token.secret.key="+key+"\nnacos.core.auth.plugin.nacos.token.expire.seconds=600\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Config.Auth.SecretKey != key || st.Config.Auth.TokenExpire != 10*time.Minute {
+		t.Fatalf("2.x names: secret %q expire %s", st.Config.Auth.SecretKey, st.Config.Auth.TokenExpire)
+	}
+	st, err = load(t, "nacos.core.auth.plugin.nacos.token.secret.key=\nnacos.core.auth.default.token.secret.key="+key+"\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Config.Auth.SecretKey != key {
+		t.Fatalf("empty 2.x secret: %q", st.Config.Auth.SecretKey)
+	}
+}
+
+// TestGRPCSettings: the gRPC port offset and the inbound message limit.
+func TestGRPCSettings(t *testing.T) {
+	st := mustLoad(t, "", nil)
+	if st.Config.GRPC.PortOffset != 1000 || st.Config.GRPC.MaxRecvMsgSize != 10<<20 {
+		t.Fatalf("defaults: %+v", st.Config.GRPC)
+	}
+	st = mustLoad(t, "nacos.server.grpc.port.offset=2000\nnacos.remote.server.grpc.sdk.max-inbound-message-size=1048576\n", nil)
+	if st.Config.GRPC.PortOffset != 2000 || st.Config.GRPC.MaxRecvMsgSize != 1<<20 {
+		t.Fatalf("set: %+v", st.Config.GRPC)
+	}
+	if _, err := load(t, "nacos.server.grpc.port.offset=far\n", nil); err == nil || !strings.Contains(err.Error(), "nacos.server.grpc.port.offset") {
+		t.Fatalf("bad offset: %v", err)
+	}
+}

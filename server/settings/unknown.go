@@ -28,6 +28,9 @@ var honoured = []string{
 	"server.tomcat.accesslog.enabled", "server.tomcat.accesslog.pattern", "server.tomcat.accesslog.directory",
 	"server.tomcat.accesslog.prefix", "server.tomcat.accesslog.suffix",
 	"spring.config.location", "spring.config.additional-location", "spring.datasource.platform",
+	// Java 2.x's names, for a 2.x application.properties
+	"nacos.core.auth.plugin.nacos.token.secret.key", "nacos.core.auth.plugin.nacos.token.expire.seconds",
+	"nacos.server.grpc.port.offset", "nacos.remote.server.grpc.sdk.maxinboundmessagesize",
 }
 
 // ignoredOnPurpose are Java properties nacosd does without, knowingly: the
