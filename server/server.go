@@ -505,9 +505,15 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.ops.audit != nil { // who changed what, recorded off the request path (server/audit)
 		s.app.Use(httpapi.Audit(s.cfg.ContextPath, table, s.ops.audit.Record))
 	}
-	s.app.Use(httpapi.Gate(httpapi.GateDeps{Table: table, ContextPath: s.cfg.ContextPath, Auth: s.auth, Objects: s.config,
-		Raft: s.store, Forward: s.forwardToLeader, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
-		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}))
+	gd := httpapi.GateDeps{Table: table, ContextPath: s.cfg.ContextPath, Auth: s.auth, Objects: s.config,
+		Raft: s.store, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
+		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}
+	if !s.cfg.Standalone {
+		// a standalone node has no leader but itself: a write it cannot
+		// take (a full disk made it step down) answers its own error
+		gd.Forward = s.forwardToLeader
+	}
+	s.app.Use(httpapi.Gate(gd))
 	table.Mount(s.app.Group(s.cfg.ContextPath))
 	if err := s.startGRPC(ip, port); err != nil {
 		return err
