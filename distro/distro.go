@@ -34,39 +34,39 @@ import (
 	"github.com/nacosd/nacosd/internal/clock"
 )
 
-// Store is the ephemeral data of this node's naming registry.
+// Store is the ephemeral data of this node's naming registry, by service.
+// Which services hold a list, and in which order a list is sent, is
+// Distro's own view (view.go), fed by the registry's change stream through
+// Changed; the store holds the instances.
 type Store interface {
-	// Keys lists the ephemeral instance-list keys held (DataStore.keys()).
-	Keys() []string
-	// Datum returns a key's current list; ok is false when it is not held.
-	Datum(key string) (compat.Datum, bool)
-	// Checksum returns the Instances checksum of a key's list
-	// (compat.InstancesChecksum of Datum's instances, cached by the store);
-	// ok is false when it is not held.
-	Checksum(key string) (string, bool)
-	// Apply replaces a key's list with one its owner sent, creating the
-	// service when needed (an invalid name is an error).
-	Apply(key string, instances []compat.DistroInstance) error
-	// Remove drops a key's list (the owner no longer has it).
-	Remove(key string)
+	// Instances returns a service's ephemeral instances, in no particular
+	// order (Distro orders them); ok is false when the service does not
+	// exist here.
+	Instances(ref ServiceRef) ([]compat.DistroInstance, bool)
+	// Apply replaces a service's list with one its owner sent, creating the
+	// service when needed (an invalid name is an error). The registry
+	// reports it on its change stream (EditReplace, the list's order).
+	Apply(ref ServiceRef, instances []compat.DistroInstance) error
+	// Remove drops a service's list (the owner no longer has it): EditClear.
+	Remove(ref ServiceRef)
 
 	// ServiceChecksums returns, per namespace, the service checksum
 	// (naming-v1.md §2.6) of every non-empty service the filter accepts.
 	ServiceChecksums(owned func(groupedService string) bool) map[string]map[string]string
 	// ServiceChecksum returns a service's checksum; ok is false when the
 	// service does not exist here.
-	ServiceChecksum(namespaceID, groupedService string) (string, bool)
+	ServiceChecksum(ref ServiceRef) (string, bool)
 	// ApplyHealth sets each local instance's health from the owner's
 	// statuses (ip:port → healthy; instances missing there become
 	// unhealthy) and pushes when anything changed.
-	ApplyHealth(namespaceID, groupedService string, healthy map[string]bool)
+	ApplyHealth(ref ServiceRef, healthy map[string]bool)
 
 	// BeatTimes lists the last beats after since (ms) of the instances of
 	// the services the filter accepts (with all, every such service, an
 	// empty map where none beat); ApplyBeatTimes records those its owner
 	// reported.
 	BeatTimes(owned func(groupedService string) bool, since int64, all bool) []ServiceBeats
-	ApplyBeatTimes(namespaceID, groupedService string, beats map[string]int64)
+	ApplyBeatTimes(ref ServiceRef, beats map[string]int64)
 }
 
 // Members is the cluster's member list (server/cluster.Manager).
@@ -194,13 +194,14 @@ type Distro struct {
 	self string
 
 	healthy atomic.Pointer[[]string] // DistroMapper.healthyList
+	view    *view                    // the lists held, their order and checksums
 
 	mu       sync.Mutex
-	pending  map[string]map[string]time.Time // target → key → due
-	batches  map[string]*batch               // target → collecting batch
-	sending  map[string]bool                 // target → a sync in flight
-	lastSize map[string]int                  // target → instances its last sync carried
-	verifies map[string]bool                 // source → checksums being processed
+	pending  map[string]map[ServiceRef]time.Time // target → service → due
+	batches  map[string]*batch                   // target → collecting batch
+	sending  map[string]bool                     // target → a sync in flight
+	lastSize map[string]int                      // target → instances its last sync carried
+	verifies map[string]bool                     // source → checksums being processed
 
 	initialized atomic.Bool
 	stats       Stats
@@ -215,12 +216,29 @@ type Distro struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
+	// run runs background work (a sync, a checksum round, a fetch); nil
+	// is a goroutine Close waits for. The tests over the in-memory hub run
+	// it inline, so that a fake clock's Advance is the whole schedule.
+	run func(func())
+}
+
+// spawn runs f in the background (run).
+func (d *Distro) spawn(f func()) {
+	if d.run != nil {
+		d.run(f)
+		return
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		f()
+	}()
 }
 
 type batch struct {
 	since time.Time
-	keys  []string
-	seen  map[string]bool
+	refs  []ServiceRef
+	seen  map[ServiceRef]bool
 }
 
 // Stats are counters for the metrics endpoint.
@@ -239,7 +257,7 @@ func New(cfg Config) (*Distro, error) {
 	}
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), pending: map[string]map[string]time.Time{},
+	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), view: newView(), pending: map[string]map[ServiceRef]time.Time{},
 		batches: map[string]*batch{}, sending: map[string]bool{}, lastSize: map[string]int{}, verifies: map[string]bool{},
 		tasks: clock.NewSchedules(cfg.Clock), ctx: ctx, cancel: cancel}
 	d.MembersChanged()
@@ -326,12 +344,6 @@ func (d *Distro) MapSrv(groupedService string) string {
 		return d.self
 	}
 	return servers[Hash(groupedService)%len(servers)]
-}
-
-// keyService is the grouped service name of a key.
-func keyService(key string) string {
-	_, svc, _ := compat.ParseEphemeralKey(key)
-	return svc
 }
 
 // do sends one call and maps a non-2xx answer to an error.

@@ -8,41 +8,55 @@ import (
 	"github.com/nacosd/nacosd/compat"
 )
 
-// EphemeralChanged queues a changed service for every other member
-// (DistroProtocol.sync): the key waits SyncDelay for more changes (a key
-// already queued keeps its due time), then joins the batch to that member.
-func (d *Distro) EphemeralChanged(namespaceID, groupedService string) {
-	d.queue(compat.EphemeralKey(namespaceID, groupedService), d.cfg.SyncDelay)
+// Changed takes one change of the registry's change stream: the view of
+// the lists held follows it, and a list this node changed as the owner
+// (c.Ship) is queued for every other member (DistroProtocol.sync): it waits
+// SyncDelay for more changes (a service already queued keeps its due
+// time), then joins the batch to that member. It never blocks on I/O and
+// takes only Distro's own locks, so the registry may call it from its
+// mutating goroutine; changes of one service must arrive in the order they
+// were applied.
+func (d *Distro) Changed(c ListChange) {
+	d.view.apply(c, d.exists)
+	if c.Ship {
+		d.queue(c.Ref, d.cfg.SyncDelay)
+	}
 }
 
-func (d *Distro) queue(key string, delay time.Duration) {
+// exists reports whether the registry holds the service.
+func (d *Distro) exists(ref ServiceRef) bool {
+	_, ok := d.cfg.Store.Instances(ref)
+	return ok
+}
+
+func (d *Distro) queue(ref ServiceRef, delay time.Duration) {
 	due := d.cfg.Clock.Now().Add(delay)
 	targets := d.cfg.Members.Others()
 	d.mu.Lock()
 	for _, t := range targets {
 		p := d.pending[t]
 		if p == nil {
-			p = map[string]time.Time{}
+			p = map[ServiceRef]time.Time{}
 			d.pending[t] = p
 		}
-		if _, ok := p[key]; !ok {
-			p[key] = due
+		if _, ok := p[ref]; !ok {
+			p[ref] = due
 		}
 	}
 	d.mu.Unlock()
 }
 
-func (d *Distro) queueFor(target string, keys []string, delay time.Duration) {
+func (d *Distro) queueFor(target string, refs []ServiceRef, delay time.Duration) {
 	due := d.cfg.Clock.Now().Add(delay)
 	d.mu.Lock()
 	p := d.pending[target]
 	if p == nil {
-		p = map[string]time.Time{}
+		p = map[ServiceRef]time.Time{}
 		d.pending[target] = p
 	}
-	for _, k := range keys {
-		if _, ok := p[k]; !ok {
-			p[k] = due
+	for _, r := range refs {
+		if _, ok := p[r]; !ok {
+			p[r] = due
 		}
 	}
 	d.mu.Unlock()
@@ -55,19 +69,23 @@ func (d *Distro) tick() {
 	var ready []string
 	d.mu.Lock()
 	for target, p := range d.pending {
-		for key, due := range p {
-			if due.After(now) {
-				continue
+		due := make([]ServiceRef, 0, len(p))
+		for ref, at := range p {
+			if !at.After(now) {
+				due = append(due, ref)
 			}
-			delete(p, key)
+		}
+		slices.SortFunc(due, compareRefs) // a batch lists its services in one order
+		for _, ref := range due {
+			delete(p, ref)
 			b := d.batches[target]
 			if b == nil {
-				b = &batch{since: now, seen: map[string]bool{}}
+				b = &batch{since: now, seen: map[ServiceRef]bool{}}
 				d.batches[target] = b
 			}
-			if !b.seen[key] {
-				b.seen[key] = true
-				b.keys = append(b.keys, key)
+			if !b.seen[ref] {
+				b.seen[ref] = true
+				b.refs = append(b.refs, ref)
 			}
 		}
 		if len(p) == 0 {
@@ -78,22 +96,22 @@ func (d *Distro) tick() {
 		if d.sending[target] {
 			continue
 		}
-		if len(b.keys) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.batchDelay(target))) {
+		if len(b.refs) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.batchDelay(target))) {
 			ready = append(ready, target)
 		}
 	}
 	slices.Sort(ready)
-	jobs := make(map[string][]string, len(ready))
+	jobs := make(map[string][]ServiceRef, len(ready))
 	for _, target := range ready {
 		b := d.batches[target]
-		n := min(len(b.keys), d.cfg.BatchKeys)
-		jobs[target] = b.keys[:n:n]
-		if n == len(b.keys) {
+		n := min(len(b.refs), d.cfg.BatchKeys)
+		jobs[target] = b.refs[:n:n]
+		if n == len(b.refs) {
 			delete(d.batches, target)
 		} else {
-			rest := &batch{since: now, keys: slices.Clone(b.keys[n:]), seen: map[string]bool{}}
-			for _, k := range rest.keys {
-				rest.seen[k] = true
+			rest := &batch{since: now, refs: slices.Clone(b.refs[n:]), seen: map[ServiceRef]bool{}}
+			for _, r := range rest.refs {
+				rest.seen[r] = true
 			}
 			d.batches[target] = rest
 		}
@@ -101,15 +119,13 @@ func (d *Distro) tick() {
 	}
 	d.mu.Unlock()
 	for _, target := range ready {
-		keys := jobs[target]
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.sync(target, keys)
+		refs := jobs[target]
+		d.spawn(func() {
+			d.sync(target, refs)
 			d.mu.Lock()
 			delete(d.sending, target)
 			d.mu.Unlock()
-		}()
+		})
 	}
 }
 
@@ -121,18 +137,18 @@ func (d *Distro) batchDelay(target string) time.Duration {
 	return min(delay, max(d.cfg.MaxBatchDelay, d.cfg.BatchDelay))
 }
 
-// sync sends the current lists of keys to target (DistroHttpAgent.syncData
-// → PUT /v1/ns/distro/datum). Keys no longer held are skipped; a member
-// that left is skipped (counted as done); a failure re-queues every key
+// sync sends the current lists of refs to target (DistroHttpAgent.syncData
+// → PUT /v1/ns/distro/datum). Lists no longer held are skipped; a member
+// that left is skipped (counted as done); a failure re-queues every service
 // after RetryDelay.
-func (d *Distro) sync(target string, keys []string) {
+func (d *Distro) sync(target string, refs []ServiceRef) {
 	if !d.cfg.Members.IsMember(target) {
 		return
 	}
-	datums := make([]compat.Datum, 0, len(keys))
+	datums := make([]compat.Datum, 0, len(refs))
 	size := 0
-	for _, k := range keys {
-		if dt, ok := d.cfg.Store.Datum(k); ok {
+	for _, r := range refs {
+		if dt, ok := d.view.datum(r, d.cfg.Store); ok {
 			datums = append(datums, dt)
 			size += len(dt.Instances)
 		}
@@ -152,8 +168,8 @@ func (d *Distro) sync(target string, keys []string) {
 	}
 	if err != nil {
 		d.stats.SyncFailed.Add(1)
-		d.log.Warn("distro: sync failed; retrying", "target", target, "keys", len(keys), "err", err)
-		d.queueFor(target, keys, d.cfg.RetryDelay)
+		d.log.Warn("distro: sync failed; retrying", "target", target, "services", len(refs), "err", err)
+		d.queueFor(target, refs, d.cfg.RetryDelay)
 		return
 	}
 	d.stats.SyncSent.Add(1)
@@ -169,7 +185,7 @@ func (d *Distro) Pending() int {
 		n += len(p)
 	}
 	for _, b := range d.batches {
-		n += len(b.keys)
+		n += len(b.refs)
 	}
 	return n
 }

@@ -22,12 +22,12 @@ var ErrEmptyEntity = errors.New("receive empty entity!")
 // owns go to every other member; nothing is sent when it owns none.
 func (d *Distro) verifyRound() {
 	sums := map[string]string{}
-	for _, k := range d.cfg.Store.Keys() {
-		if !d.Responsible(keyService(k)) {
+	for _, r := range d.view.refs() {
+		if !d.Responsible(r.Service) {
 			continue
 		}
-		if sum, ok := d.cfg.Store.Checksum(k); ok {
-			sums[k] = sum
+		if sum, ok := d.view.checksum(r, d.cfg.Store); ok {
+			sums[r.key()] = sum
 		}
 	}
 	if len(sums) == 0 {
@@ -37,9 +37,7 @@ func (d *Distro) verifyRound() {
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip")
 	for _, target := range d.cfg.Members.Others() {
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
+		d.spawn(func() {
 			_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/checksum",
 				Query: url.Values{"source": {d.self}}, Header: h, Body: body})
 			if err != nil && d.ctx.Err() == nil {
@@ -47,7 +45,7 @@ func (d *Distro) verifyRound() {
 				return
 			}
 			d.stats.VerifySent.Add(1)
-		}()
+		})
 	}
 }
 
@@ -68,39 +66,43 @@ func (d *Distro) OnChecksums(source string, sums map[string]string) {
 	}
 	d.verifies[source] = true
 	d.mu.Unlock()
-	d.wg.Add(1)
-	go func() {
-		defer d.wg.Done()
+	d.spawn(func() {
 		defer func() {
 			d.mu.Lock()
 			delete(d.verifies, source)
 			d.mu.Unlock()
 		}()
 		d.processChecksums(d.ctx, source, sums)
-	}()
+	})
 }
 
 func (d *Distro) processChecksums(ctx context.Context, source string, sums map[string]string) {
 	var update []string
 	rec := PeerChecksum{At: d.cfg.Clock.Now(), Lists: len(sums)}
 	defer func() { d.recordPeer(source, rec) }()
+	named := make(map[ServiceRef]bool, len(sums))
 	for k, sum := range sums {
-		if d.Responsible(keyService(k)) {
+		ref, ok := parseKey(k)
+		if !ok { // not an ephemeral instance list: nothing held here
+			continue
+		}
+		named[ref] = true
+		if d.Responsible(ref.Service) {
 			d.log.Warn("distro: received the checksum of a key this node owns; round aborted", "key", k, "source", source)
 			rec.Aborted = true
 			return
 		}
-		if local, ok := d.cfg.Store.Checksum(k); !ok || local != sum {
+		if local, ok := d.view.checksum(ref, d.cfg.Store); !ok || local != sum {
 			update = append(update, k)
 		}
 	}
-	for _, k := range d.cfg.Store.Keys() {
-		if _, ok := sums[k]; ok || d.MapSrv(keyService(k)) != source {
+	for _, ref := range d.view.refs() {
+		if named[ref] || d.MapSrv(ref.Service) != source {
 			continue
 		}
 		d.stats.KeysRemoved.Add(1)
-		d.log.Info("distro: removing a list its owner no longer has", "key", k, "owner", source)
-		d.cfg.Store.Remove(k)
+		d.log.Info("distro: removing a list its owner no longer has", "service", ref.Service, "namespace", ref.NamespaceID, "owner", source)
+		d.cfg.Store.Remove(ref)
 	}
 	if len(update) == 0 {
 		return
@@ -161,8 +163,8 @@ func (d *Distro) PeerChecksums() map[string]PeerChecksum {
 // healthy member owns (the console's Distro column).
 func (d *Distro) OwnedCounts() map[string]int {
 	out := map[string]int{}
-	for _, k := range d.cfg.Store.Keys() {
-		out[d.MapSrv(keyService(k))]++
+	for _, r := range d.view.refs() {
+		out[d.MapSrv(r.Service)]++
 	}
 	return out
 }
@@ -177,10 +179,11 @@ func (d *Distro) applyPayload(body []byte) (int, error) {
 	n := 0
 	var errs []error
 	for _, k := range sortedKeys(datums) {
-		if _, _, ok := compat.ParseEphemeralKey(k); !ok {
+		ref, ok := parseKey(k)
+		if !ok {
 			continue
 		}
-		if err := d.cfg.Store.Apply(k, datums[k].Instances); err != nil {
+		if err := d.cfg.Store.Apply(ref, datums[k].Instances); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -213,10 +216,11 @@ func (d *Distro) OnDatums(body []byte) error {
 	}
 	d.stats.DatumsReceived.Add(int64(len(datums)))
 	for _, k := range sortedKeys(datums) {
-		if _, _, ok := compat.ParseEphemeralKey(k); !ok {
+		ref, ok := parseKey(k)
+		if !ok {
 			continue
 		}
-		if err := d.cfg.Store.Apply(k, datums[k].Instances); err != nil {
+		if err := d.cfg.Store.Apply(ref, datums[k].Instances); err != nil {
 			return err
 		}
 	}
@@ -241,15 +245,22 @@ func QueryBody(body []byte) ([]string, error) {
 	return compat.JavaSplit(s, ","), nil
 }
 
-// Datums answers GET /v1/ns/distro/datum: the held lists among keys.
+// Datums answers GET /v1/ns/distro/datum: the held lists among keys (other
+// keys are not held).
 func (d *Distro) Datums(keys []string) []byte {
-	return compat.DatumsJSON(d.held(keys), compat.DatumBatchCapacity)
+	refs := make([]ServiceRef, 0, len(keys))
+	for _, k := range keys {
+		if ref, ok := parseKey(k); ok {
+			refs = append(refs, ref)
+		}
+	}
+	return compat.DatumsJSON(d.held(refs), compat.DatumBatchCapacity)
 }
 
-func (d *Distro) held(keys []string) []compat.Datum {
+func (d *Distro) held(refs []ServiceRef) []compat.Datum {
 	var out []compat.Datum
-	for _, k := range keys {
-		if dt, ok := d.cfg.Store.Datum(k); ok {
+	for _, r := range refs {
+		if dt, ok := d.view.datum(r, d.cfg.Store); ok {
 			out = append(out, dt)
 		}
 	}
@@ -258,8 +269,20 @@ func (d *Distro) held(keys []string) []compat.Datum {
 
 // AllDatums answers GET /v1/ns/distro/datums: every held list, owned or not.
 func (d *Distro) AllDatums() []byte {
-	return compat.DatumsJSON(d.held(d.cfg.Store.Keys()), compat.DatumSnapshotCapacity)
+	return compat.DatumsJSON(d.held(d.view.refs()), compat.DatumSnapshotCapacity)
 }
+
+// Datum returns a held list as a Java node's datum carries it (its
+// instances in Java's order); ok is false when none is held.
+func (d *Distro) Datum(ref ServiceRef) (compat.Datum, bool) { return d.view.datum(ref, d.cfg.Store) }
+
+// Held lists the services holding an ephemeral list here (Java's DataStore
+// keys), sorted.
+func (d *Distro) Held() []ServiceRef { return d.view.refs() }
+
+// Checksum is the Instances checksum of a held list; ok is false when none
+// is held.
+func (d *Distro) Checksum(ref ServiceRef) (string, bool) { return d.view.checksum(ref, d.cfg.Store) }
 
 // LoadOnce asks each other member in turn for every list
 // (GET /v1/ns/distro/datums) and applies the first answer; it reports
@@ -311,7 +334,7 @@ func (d *Distro) startLoad() {
 		return
 	}
 	d.wg.Add(1)
-	go func() {
+	go func() { // sleeps between attempts: always its own goroutine
 		defer d.wg.Done()
 		start := d.cfg.Clock.Now()
 		for !d.LoadOnce(d.ctx) {
