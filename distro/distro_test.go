@@ -55,7 +55,7 @@ func (f *fakeStore) register(ref ServiceRef, in compat.DistroInstance) {
 	k := DatumKey(in)
 	m[k] = in
 	f.mu.Unlock()
-	f.emit(ListChange{Ref: ref, Op: EditPut, Keys: []string{k}, Ship: true})
+	f.emit(ListChange{Ref: ref, Op: EditPut, Key: k, Ship: true})
 }
 
 // deregister removes an instance as the service's owner.
@@ -67,11 +67,11 @@ func (f *fakeStore) deregister(ref ServiceRef, key string) {
 	delete(f.data[ref], key)
 	f.mu.Unlock()
 	if ok {
-		f.emit(ListChange{Ref: ref, Op: EditRemove, Keys: []string{key}, Ship: true})
+		f.emit(ListChange{Ref: ref, Op: EditRemove, Key: key, Ship: true})
 	}
 }
 
-// list returns a service's instances in Distro's order ("" keys: none).
+// keys returns the datum keys of a service's instances, sorted.
 func (f *fakeStore) keys(ref ServiceRef) []string {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -34,9 +34,10 @@ type EditOp uint8
 const (
 	// EditNone: the keys did not change (a health flip, metadata).
 	EditNone EditOp = iota
-	// EditPut: Keys[0] was written (registered, or registered again).
+	// EditPut: Key was written (registered, or registered again).
 	EditPut
-	// EditRemove: Keys were removed (deregistration, expiry), in order.
+	// EditRemove: Key, or Keys, were removed (deregistration, expiry), in
+	// order.
 	EditRemove
 	// EditReplace: the list was replaced by the one its owner sent; Keys
 	// is that list's order.
@@ -52,8 +53,11 @@ const (
 // change stream. Changes of one service arrive in the order the registry
 // applied them.
 type ListChange struct {
-	Ref  ServiceRef
-	Op   EditOp
+	Ref ServiceRef
+	Op  EditOp
+	// Key is the datum key of an edit of one instance, Keys those of an
+	// edit of several.
+	Key  string
 	Keys []string
 	// Ship: this node changed the list as the service's owner, and the
 	// other members get it.
@@ -117,10 +121,16 @@ func (v *view) apply(c ListChange, exists func(ServiceRef) bool) {
 	h.mu.Lock()
 	switch c.Op {
 	case EditPut:
+		if c.Key != "" {
+			h.order.put(c.Key)
+		}
 		for _, k := range c.Keys {
 			h.order.put(k)
 		}
 	case EditRemove:
+		if c.Key != "" {
+			h.order.remove(c.Key)
+		}
 		for _, k := range c.Keys {
 			h.order.remove(k)
 		}

@@ -128,7 +128,7 @@ func distroChange(c naming.Change, ship bool) (distro.ListChange, bool) {
 	if c.Kind&(naming.ChangedEphemeral|naming.ChangedHealth|naming.ChangedRemoved) == 0 {
 		return distro.ListChange{}, false
 	}
-	lc := distro.ListChange{Ref: distro.ServiceRef{NamespaceID: c.NamespaceID, Service: c.Service}, Keys: c.Keys,
+	lc := distro.ListChange{Ref: distro.ServiceRef{NamespaceID: c.NamespaceID, Service: c.Service}, Key: c.Key, Keys: c.Keys,
 		Ship: ship && c.Ships()}
 	switch {
 	case c.Kind&naming.ChangedRemoved != 0:

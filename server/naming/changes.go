@@ -41,11 +41,11 @@ const (
 	// EditNone: no instance was added or removed (a health flip, metadata,
 	// or not an ephemeral change).
 	EditNone EditOp = iota
-	// EditPut: the instance Keys[0] was written (registered, or registered
+	// EditPut: the instance Key was written (registered, or registered
 	// again).
 	EditPut
-	// EditRemove: the instances Keys were removed (deregistration,
-	// expiry), in this order.
+	// EditRemove: the instance Key, or the instances Keys, were removed
+	// (deregistration, expiry), in this order.
 	EditRemove
 	// EditReplace: the list was replaced by one another member sent
 	// (ApplyRemote); Keys are its instances in its order.
@@ -63,7 +63,11 @@ type Change struct {
 	Service     string // grouped
 	Kind        ChangeKind
 	Edit        EditOp
-	Keys        []string // the datum keys of Edit; do not modify
+	// Key is the datum key of an edit of one instance, Keys those of an
+	// edit of several (do not modify them): a register costs no
+	// allocation for the event.
+	Key  string
+	Keys []string
 }
 
 // Ships reports whether Distro sends the service's list to the other
@@ -150,6 +154,6 @@ func (r *Registry) emit(ns, grouped string, kind ChangeKind) {
 // removed the service). The caller holds s.emitMu, taken before s.mu and
 // released after this call, so that the edits of one service reach the
 // consumers in the order they were applied.
-func (r *Registry) emitEdit(ns, grouped string, kind ChangeKind, edit EditOp, keys []string) {
-	r.changes.emit(Change{NamespaceID: ns, Service: grouped, Kind: kind, Edit: edit, Keys: keys})
+func (r *Registry) emitEdit(ns, grouped string, kind ChangeKind, edit EditOp, key string, keys []string) {
+	r.changes.emit(Change{NamespaceID: ns, Service: grouped, Kind: kind, Edit: edit, Key: key, Keys: keys})
 }

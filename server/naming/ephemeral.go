@@ -96,7 +96,7 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 	s.ephemeral = next
 	s.touch(now)
 	s.mu.Unlock()
-	r.emitEdit(ns, grouped, ChangedEphemeral|ChangedRemote, EditReplace, order) // the owner's order, as Java keeps the received list
+	r.emitEdit(ns, grouped, ChangedEphemeral|ChangedRemote, EditReplace, "", order) // the owner's order, as Java keeps the received list
 	return nil
 }
 
@@ -116,7 +116,7 @@ func (r *Registry) RemoveRemote(ns, grouped string) {
 		s.touch(r.nowMillis())
 	}
 	s.mu.Unlock()
-	r.emitEdit(ns, grouped, ChangedEphemeral|ChangedRemote, EditClear, nil)
+	r.emitEdit(ns, grouped, ChangedEphemeral|ChangedRemote, EditClear, "", nil)
 }
 
 // acquire gives the ephemeral instances of a service this node has just

@@ -318,7 +318,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	delete(s.deregistered, key)
 	s.touch(now)
 	s.mu.Unlock()
-	r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditPut, []string{key})
+	r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditPut, key, nil)
 	s.emitMu.Unlock()
 	return nil
 }
@@ -424,7 +424,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	}
 	s.mu.Unlock()
 	if found {
-		r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditRemove, []string{key})
+		r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditRemove, key, nil)
 	}
 	return nil
 }
@@ -655,7 +655,7 @@ func (r *Registry) Sweep(now time.Time) {
 				edit = EditRemove
 				slices.Sort(expired) // Java's check deletes them one by one; any order gives the same list
 			}
-			r.emitEdit(ref.ns, ref.name, ChangedEphemeral|ChangedHealth, edit, expired)
+			r.emitEdit(ref.ns, ref.name, ChangedEphemeral|ChangedHealth, edit, "", expired)
 		}
 		s.emitMu.Unlock()
 	}
@@ -758,7 +758,7 @@ func (r *Registry) dropService(ns, name string, s *Service) {
 		delete(r.namespaces[ns], name) // the namespace stays, as in Java's serviceMap
 	}
 	r.mu.Unlock()
-	r.emitEdit(ns, name, ChangedMeta|ChangedRemoved, EditNone, nil)
+	r.emitEdit(ns, name, ChangedMeta|ChangedRemoved, EditNone, "", nil)
 }
 
 // Counts returns the number of services and instances (all namespaces).
