@@ -22,10 +22,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,8 +195,8 @@ type Distro struct {
 	log  *slog.Logger
 	self string
 
-	healthy atomic.Pointer[[]string] // DistroMapper.healthyList
-	view    *view                    // the lists held, their order and checksums
+	mapping atomic.Pointer[mapping] // DistroMapper.healthyList
+	view    *view                   // the lists held, their order and checksums
 
 	mu       sync.Mutex
 	pending  map[string]map[ServiceRef]time.Time // target → service → due
@@ -203,13 +205,17 @@ type Distro struct {
 	lastSize map[string]int                      // target → instances its last sync carried
 	verifies map[string]bool                     // source → checksums being processed
 
-	initialized atomic.Bool
+	initialized atomic.Bool // loaded, or LoadWait passed
+	loaded      atomic.Bool // a load succeeded
 	stats       Stats
 	parser      compat.DatumParser
 
 	tasks *clock.Schedules
 	// peerSums is the last checksum round of each member (guarded by mu)
 	peerSums map[string]PeerChecksum
+	// omitted holds, per member, the lists it owns by this node's mapping
+	// that its last checksum round omitted (verify.go; mu)
+	omitted map[string]map[ServiceRef]omission
 	// beatsSince and beatsRound: the previous beat round (beats.go; mu)
 	beatsSince int64
 	beatsRound int
@@ -295,16 +301,33 @@ func (d *Distro) Stats() *Stats { return &d.stats }
 // (DistroProtocol.isInitialized).
 func (d *Distro) Initialized() bool { return d.initialized.Load() }
 
+// mapping is the owner mapping: the sorted healthy members and a digest
+// that names this list (nacosd members compare theirs in the checksum
+// rounds: verify.go).
+type mapping struct {
+	servers []string
+	digest  string
+}
+
+func newMapping(servers []string) *mapping {
+	h := fnv.New64a()
+	for _, s := range servers {
+		h.Write([]byte(s))
+		h.Write([]byte{','})
+	}
+	return &mapping{servers: servers, digest: strconv.FormatUint(h.Sum64(), 36)}
+}
+
 // MembersChanged rebuilds the owner mapping from the member list; call it
 // on every membership change (DistroMapper.onEvent).
 func (d *Distro) MembersChanged() {
 	h := slices.Clone(d.cfg.Members.Healthy())
 	slices.Sort(h)
-	d.healthy.Store(&h)
+	d.mapping.Store(newMapping(h))
 }
 
 // Healthy is the owner mapping's member list.
-func (d *Distro) Healthy() []string { return slices.Clone(*d.healthy.Load()) }
+func (d *Distro) Healthy() []string { return slices.Clone(d.mapping.Load().servers) }
 
 // Hash is DistroMapper.distroHash: abs(hashCode % Integer.MAX_VALUE) with
 // Java's String.hashCode.
@@ -320,16 +343,20 @@ func Hash(s string) int {
 // grouped service name. An empty list owns nothing; a node missing from
 // the list owns everything (it cannot tell).
 func (d *Distro) Responsible(groupedService string) bool {
-	servers := *d.healthy.Load()
+	return d.mapping.Load().responsible(d.self, groupedService)
+}
+
+func (m *mapping) responsible(self, groupedService string) bool {
+	servers := m.servers
 	if len(servers) == 0 {
 		return false
 	}
-	index := slices.Index(servers, d.self)
+	index := slices.Index(servers, self)
 	if index < 0 {
 		return true
 	}
 	last := index
-	for last+1 < len(servers) && servers[last+1] == d.self {
+	for last+1 < len(servers) && servers[last+1] == self {
 		last++
 	}
 	target := Hash(groupedService) % len(servers)
@@ -339,11 +366,14 @@ func (d *Distro) Responsible(groupedService string) bool {
 // MapSrv is DistroMapper.mapSrv: the owner's address (self with an empty
 // list).
 func (d *Distro) MapSrv(groupedService string) string {
-	servers := *d.healthy.Load()
-	if len(servers) == 0 {
-		return d.self
+	return d.mapping.Load().owner(d.self, groupedService)
+}
+
+func (m *mapping) owner(self, groupedService string) string {
+	if len(m.servers) == 0 {
+		return self
 	}
-	return servers[Hash(groupedService)%len(servers)]
+	return m.servers[Hash(groupedService)%len(m.servers)]
 }
 
 // do sends one call and maps a non-2xx answer to an error.

@@ -346,10 +346,12 @@ func TestSyncBatchesAndRetries(t *testing.T) {
 
 // TestChecksumRules is onReceiveChecksums: a different or missing list is
 // fetched from the source, a list the source owns but no longer lists is
-// removed, and a round naming a key this node owns is aborted.
+// removed once two rounds a round apart omitted it (a round from a member
+// whose owner mapping differs counts for nothing), and a round naming a
+// key this node owns is aborted.
 func TestChecksumRules(t *testing.T) {
 	t.Parallel()
-	d, st, tr, _ := newDistro(t, nodeA)
+	d, st, tr, clk := newDistro(t, nodeA)
 	ownedByB := svcOwnedBy(t, nodeB)
 	rStale, rGone, rMissing := ServiceRef{"public", ownedByB}, ServiceRef{"ns1", ownedByB}, ServiceRef{"ns2", ownedByB}
 	kStale, kMissing := rStale.key(), rMissing.key()
@@ -361,7 +363,8 @@ func TestChecksumRules(t *testing.T) {
 		return Response{Status: 200, Body: compat.DatumsJSON([]compat.Datum{{Key: kStale, Instances: fresh, Timestamp: 1},
 			{Key: kMissing, Instances: fresh, Timestamp: 1}}, compat.DatumBatchCapacity)}, nil
 	}
-	d.processChecksums(t.Context(), nodeB, map[string]string{kStale: compat.InstancesChecksum(fresh), kMissing: compat.InstancesChecksum(fresh)})
+	round := map[string]string{kStale: compat.InstancesChecksum(fresh), kMissing: compat.InstancesChecksum(fresh)}
+	d.processChecksums(t.Context(), nodeB, "", round)
 	gets := tr.sent(http.MethodGet, "/v1/ns/distro/datum")
 	if len(gets) != 1 || gets[0].Addr != nodeB || string(gets[0].Body) != `{"keys":"`+kMissing+","+kStale+`"}` {
 		t.Fatalf("fetch %+v", gets)
@@ -372,25 +375,60 @@ func TestChecksumRules(t *testing.T) {
 	if _, ok := d.Datum(rMissing); !ok {
 		t.Fatal("missing list not fetched")
 	}
+	if _, ok := d.Datum(rGone); !ok {
+		t.Fatal("a list the owner omitted once was dropped")
+	}
+	own := d.mapping.Load().digest
+	clk.Advance(5 * time.Second)
+	d.processChecksums(t.Context(), nodeB, "other-mapping", round) // views differ: no evidence, and the chain breaks
+	clk.Advance(5 * time.Second)
+	d.processChecksums(t.Context(), nodeB, own, round)
+	if _, ok := d.Datum(rGone); !ok {
+		t.Fatal("dropped on a round after one from another mapping")
+	}
+	clk.Advance(4 * time.Second)
+	d.processChecksums(t.Context(), nodeB, own, round)
+	if _, ok := d.Datum(rGone); !ok {
+		t.Fatal("dropped on two rounds less than a round apart")
+	}
+	clk.Advance(time.Second)
+	d.processChecksums(t.Context(), nodeB, own, round)
 	if _, ok := d.Datum(rGone); ok || !slices.Contains(st.removed, rGone) {
 		t.Fatal("a list the owner dropped was kept")
 	}
 	mine := ServiceRef{"public", svcOwnedBy(t, nodeA)}.key()
 	tr.reqs = nil
-	d.processChecksums(t.Context(), nodeB, map[string]string{mine: "x", kStale: "different"})
+	d.processChecksums(t.Context(), nodeB, "", map[string]string{mine: "x", kStale: "different"})
 	if len(tr.sent(http.MethodGet, "/v1/ns/distro/datum")) != 0 {
 		t.Fatal("a round naming an owned key was not aborted")
 	}
 }
 
-// TestVerifySendsOwnedChecksums: only owned keys, to every other member.
+// TestVerifySendsOwnedChecksums: only owned keys, to every other member,
+// with this node's owner mapping to a nacosd member (not to a Java one, to
+// which the round is Java's request exactly); nothing before the start-up
+// load.
 func TestVerifySendsOwnedChecksums(t *testing.T) {
 	t.Parallel()
-	d, st, tr, _ := newDistro(t, nodeA)
+	all := []string{nodeA, nodeB, nodeC}
+	st, tr := newFakeStore(), &fakeTransport{}
+	d, err := New(Config{Store: st, Members: &fakeMembers{self: nodeA, healthy: all, all: all, java: []string{nodeC}}, Transport: tr,
+		Clock: clocktest.New(time.Unix(1700000000, 0)), Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.changed = d.Changed
+	t.Cleanup(d.Close)
 	ownRef := ServiceRef{"public", svcOwnedBy(t, nodeA)}
 	own := ownRef.key()
 	st.Apply(ownRef, nil)
 	st.Apply(ServiceRef{"public", svcOwnedBy(t, nodeB)}, nil)
+	d.verifyRound()
+	d.wg.Wait()
+	if puts := tr.sent(http.MethodPut, "/v1/ns/distro/checksum"); len(puts) != 0 {
+		t.Fatalf("%d checksum PUTs before the start-up load", len(puts))
+	}
+	d.loaded.Store(true)
 	d.verifyRound()
 	d.wg.Wait()
 	puts := tr.sent(http.MethodPut, "/v1/ns/distro/checksum")
@@ -399,8 +437,9 @@ func TestVerifySendsOwnedChecksums(t *testing.T) {
 	}
 	want := `{"` + own + `":"d41d8cd98f00b204e9800998ecf8427e"}`
 	for _, p := range puts {
-		if string(p.Body) != want || p.Query.Get("source") != nodeA {
-			t.Fatalf("checksum %s ?%v", p.Body, p.Query)
+		view := p.Query.Get(ViewParam)
+		if string(p.Body) != want || p.Query.Get("source") != nodeA || (p.Addr == nodeB) != (view != "") {
+			t.Fatalf("checksum to %s: %s ?%v", p.Addr, p.Body, p.Query)
 		}
 	}
 }
@@ -486,5 +525,57 @@ func TestLoadOnceStartingPeers(t *testing.T) {
 				t.Fatalf("LoadOnce = %v, initialized %v; want %v", got, d.Initialized(), tc.want)
 			}
 		})
+	}
+}
+
+// TestPartialSyncs: before its start-up load a member's syncs carry
+// HeaderPartial to nacosd members and wait for the load to reach a Java
+// member; a member that receives a partial sync adds its instances to its
+// list (an instance in both takes the sender's copy), a whole sync
+// replaces the list.
+func TestPartialSyncs(t *testing.T) {
+	t.Parallel()
+	all := []string{nodeA, nodeB, nodeC}
+	st, tr := newFakeStore(), &fakeTransport{}
+	clk := clocktest.New(time.Unix(1700000000, 0))
+	d, err := New(Config{Store: st, Members: &fakeMembers{self: nodeA, healthy: all, all: all, java: []string{nodeC}}, Transport: tr,
+		Clock: clk, Logger: testlog.New(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.changed = d.Changed
+	t.Cleanup(d.Close)
+	d.run = func(f func()) { f() }
+	ref := ServiceRef{"public", svcOwnedBy(t, nodeA)}
+	in := func(ip string, w float64) compat.DistroInstance {
+		return compat.DistroInstance{IP: ip, Port: 80, Weight: w, Healthy: true, Enabled: true, Ephemeral: true, ClusterName: "DEFAULT", ServiceName: ref.Service}
+	}
+	st.register(ref, in("10.0.0.1", 1))
+	for range 3 {
+		clk.Advance(100 * time.Millisecond)
+		d.tick()
+	}
+	puts := tr.sent(http.MethodPut, "/v1/ns/distro/datum")
+	if len(puts) != 1 || puts[0].Addr != nodeB || puts[0].Header.Get(HeaderPartial) != "true" {
+		t.Fatalf("syncs before the load: %+v", puts)
+	}
+	if d.Pending() != 1 {
+		t.Fatalf("the Java member's sync is not waiting: %d pending", d.Pending())
+	}
+
+	recv, rst, _, _ := newDistro(t, nodeB)
+	rst.Apply(ref, []compat.DistroInstance{in("10.0.0.1", 2), in("10.0.0.2", 1)})
+	if err := recv.OnDatums(puts[0].Body, true); err != nil {
+		t.Fatal(err)
+	}
+	dt, _ := recv.Datum(ref)
+	if len(dt.Instances) != 2 || dt.Instances[0].Weight != 1 {
+		t.Fatalf("after a partial sync: %+v", dt.Instances)
+	}
+	if err := recv.OnDatums(puts[0].Body, false); err != nil {
+		t.Fatal(err)
+	}
+	if keys := rst.keys(ref); len(keys) != 1 {
+		t.Fatalf("a whole sync did not replace the list: %v", keys)
 	}
 }

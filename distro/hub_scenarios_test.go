@@ -66,6 +66,147 @@ func TestPartitionHeals(t *testing.T) {
 	h.noBlinks()
 }
 
+// TestPartitionHealsFewServices is TestPartitionHeals with a few
+// services, for which the rounds of members that disagree on the
+// membership are not aborted (with many, some service in every round is
+// owned by its receiver, and the receiver aborts the round).
+func TestPartitionHealsFewServices(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	a, b, c := h.addrs[0], h.addrs[1], h.addrs[2]
+	kind := func(s string) [2]string { return [2]string{ownerIn(s, a, b, c), ownerIn(s, a, b)} }
+	var svcs []string
+	for _, k := range [][2]string{{a, a}, {b, b}, {c, a}, {a, b}} {
+		svcs = append(svcs, h.services(1, func(s string) bool { return kind(s) == k })...)
+	}
+	h.clientsOn(svcs, 3)
+	h.eventually(time.Second, h.converged)
+	for _, cutoff := range []string{c, b, a} {
+		h.isolate(cutoff)
+		var rest []string
+		for _, m := range h.addrs {
+			if m != cutoff {
+				rest = append(rest, m)
+			}
+		}
+		h.setView(rest[0], rest...)
+		h.run(6 * time.Second)
+		h.setView(rest[1], rest...)
+		h.setView(cutoff, cutoff)
+		h.run(20 * time.Second)
+		h.heal()
+		h.setView(cutoff, h.addrs...)
+		h.run(6 * time.Second)
+		h.setView(rest[0], h.addrs...)
+		h.run(6 * time.Second)
+		h.setView(rest[1], h.addrs...)
+		h.eventually(15*time.Second, h.converged)
+	}
+	h.noBlinks()
+}
+
+// TestRestartWithoutLoad: a member restarts cut off from the others, so
+// its start-up load fails; once the links heal it loads at its next
+// attempt, and the others see it UP one after the other. No member stops
+// listing a beating instance, and every member converges.
+func TestRestartWithoutLoad(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	a, b, x := h.addrs[0], h.addrs[1], h.addrs[2]
+	kind := func(s string) [2]string { return [2]string{ownerIn(s, a, b, x), ownerIn(s, a, b)} }
+	var svcs []string
+	for _, k := range [][2]string{{a, a}, {b, b}, {x, a}, {x, b}, {a, b}, {b, a}} {
+		svcs = append(svcs, h.services(1, func(s string) bool { return kind(s) == k })...)
+	}
+	h.clientsOn(svcs, 3)
+	h.eventually(time.Second, h.converged)
+	h.stop(x)
+	h.setView(a, a, b)
+	h.setView(b, a, b)
+	h.run(10 * time.Second)
+	h.isolate(x)
+	h.start(x) // its load times out
+	if h.node(x).d.Initialized() {
+		t.Fatal("initialized without a load")
+	}
+	h.run(3 * time.Second)
+	h.heal()
+	h.run(3 * time.Second) // its next attempt loads
+	if !h.node(x).d.Initialized() {
+		t.Fatal("not loaded after the links healed")
+	}
+	h.setView(a, a, b, x)
+	h.run(6 * time.Second)
+	h.setView(b, a, b, x)
+	h.eventually(15*time.Second, h.converged)
+	h.run(10 * time.Second)
+	h.noBlinks()
+}
+
+// TestStartCutOff: a member restarts while cut off from the others (so
+// its start-up load fails, and it still sees them healthy: they do not
+// refuse, they time out); clients reach it and register with it the
+// services it owns, so it holds part of their lists. When the links heal
+// and the others see it UP, neither its partial lists nor the snapshot it
+// loads then make any member stop listing a beating instance.
+func TestStartCutOff(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	a, b, x := h.addrs[0], h.addrs[1], h.addrs[2]
+	svcs := h.services(9, func(string) bool { return true })
+	h.clientsOn(svcs, 4)
+	h.eventually(time.Second, h.converged)
+	h.stop(x)
+	h.setView(a, a, b)
+	h.setView(b, a, b)
+	h.run(6 * time.Second)
+	h.isolate(x)
+	h.start(x)
+	// past LoadWait (10 s: it counts as initialized), just after a load
+	// attempt (every 2 s) and just before a checksum round (every 5 s)
+	h.run(14900 * time.Millisecond)
+	h.heal()
+	h.setView(a, a, b, x)
+	h.run(4 * time.Second)
+	h.setView(b, a, b, x)
+	h.eventually(15*time.Second, h.converged)
+	h.run(10 * time.Second)
+	h.noBlinks()
+}
+
+// TestSlowStartupLoad: a member restarts and its start-up load times out
+// (the others take longer to send every list than its load waits) for
+// half a minute, while everything else reaches it and the others see it
+// UP at once. Clients register with it, as the owner of its services,
+// instance after instance: the lists it holds are partial, and no member
+// may take them for the whole lists.
+func TestSlowStartupLoad(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	a, b, x := h.addrs[0], h.addrs[1], h.addrs[2]
+	svcs := h.services(9, func(string) bool { return true })
+	h.clientsOn(svcs, 4)
+	h.eventually(time.Second, h.converged)
+	h.stop(x)
+	h.setView(a, a, b)
+	h.setView(b, a, b)
+	h.run(6 * time.Second)
+	slow := true
+	h.mu.Lock()
+	h.drop = func(from string, r Request) bool { return slow && from == x && r.Path == "/v1/ns/distro/datums" }
+	h.mu.Unlock()
+	h.start(x)
+	h.setView(a, a, b, x)
+	h.setView(b, a, b, x)
+	h.run(30 * time.Second)
+	h.mu.Lock()
+	slow = false
+	h.mu.Unlock()
+	h.eventually(15*time.Second, h.converged)
+	h.run(10 * time.Second)
+	h.noBlinks()
+}
+
 // TestOwnerLeavesAndReturns is issue 23 defect 6 as it was seen: the owner
 // of some services is killed; one member sees it DOWN at once (its report
 // is refused), the other only at its next report to it, seconds later.

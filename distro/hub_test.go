@@ -42,9 +42,12 @@ type hub struct {
 	addrs []string
 	cfg   Config // timings of every member
 
-	mu      sync.Mutex
-	nodes   map[string]*hubNode
-	cut     map[[2]string]bool // from → to: requests (and answers) dropped
+	mu    sync.Mutex
+	nodes map[string]*hubNode
+	cut   map[[2]string]bool // from → to: requests (and answers) dropped
+	// drop, when set, loses the requests it returns true for (the
+	// caller times out)
+	drop    func(from string, r Request) bool
 	clients []*hubClient
 	seen    map[string]map[ServiceRef]map[string]bool // member → service → instance listed at some sample
 	blinks  []string
@@ -208,7 +211,11 @@ func (h *hub) deliver(from string, r Request) (Response, error) {
 	h.mu.Lock()
 	to := h.nodes[r.Addr]
 	lost, back := h.cut[[2]string{from, r.Addr}], h.cut[[2]string{r.Addr, from}]
+	drop := h.drop
 	h.mu.Unlock()
+	if drop != nil && drop(from, r) {
+		lost = true
+	}
 	if to == nil || to.down {
 		return Response{}, errRefused
 	}
@@ -231,7 +238,7 @@ func (n *hubNode) handle(r Request) Response {
 	}
 	switch r.Method + " " + r.Path {
 	case "PUT /v1/ns/distro/datum":
-		if err := n.d.OnDatums(r.Body); err != nil {
+		if err := n.d.OnDatums(r.Body, r.Header.Get(HeaderPartial) != ""); err != nil {
 			return fail(err)
 		}
 		return ok
@@ -240,7 +247,7 @@ func (n *hubNode) handle(r Request) Response {
 		if err := json.Unmarshal(r.Body, &sums); err != nil {
 			return fail(err)
 		}
-		n.d.OnChecksums(r.Query.Get("source"), sums)
+		n.d.OnChecksums(r.Query.Get("source"), r.Query.Get(ViewParam), sums)
 		return ok
 	case "GET /v1/ns/distro/datum":
 		keys, err := QueryBody(r.Body)
@@ -272,6 +279,7 @@ func (h *hub) client(ref ServiceRef, ip string, first int) *hubClient {
 		Enabled: true, Ephemeral: true, ClusterName: "DEFAULT", ServiceName: ref.Service}}
 	h.mu.Lock()
 	h.clients = append(h.clients, c)
+	phase := time.Duration(len(h.clients)*733%5000) * time.Millisecond // clients beat out of step
 	h.mu.Unlock()
 	h.request(c, true)
 	var beat func()
@@ -285,7 +293,7 @@ func (h *hub) client(ref ServiceRef, ip string, first int) *hubClient {
 		h.request(c, false)
 		h.clk.AfterFunc(5*time.Second, beat)
 	}
-	h.clk.AfterFunc(5*time.Second, beat)
+	h.clk.AfterFunc(phase+time.Millisecond, beat)
 	return c
 }
 

@@ -141,8 +141,19 @@ func (d *Distro) batchDelay(target string) time.Duration {
 // → PUT /v1/ns/distro/datum). Lists no longer held are skipped; a member
 // that left is skipped (counted as done); a failure re-queues every service
 // after RetryDelay.
+//
+// Before this node has loaded the lists (start-up), what it holds of a
+// service it owns is what clients registered since it started: part of
+// the list. Its syncs then carry HeaderPartial, and a nacosd member adds
+// their instances to its list instead of replacing it (OnDatums); a Java
+// member, which would replace, waits for the load.
 func (d *Distro) sync(target string, refs []ServiceRef) {
 	if !d.cfg.Members.IsMember(target) {
+		return
+	}
+	partial := !d.loaded.Load()
+	if partial && !d.cfg.Members.IsNacosd(target) {
+		d.queueFor(target, refs, d.cfg.RetryDelay)
 		return
 	}
 	datums := make([]compat.Datum, 0, len(refs))
@@ -161,6 +172,9 @@ func (d *Distro) sync(target string, refs []ServiceRef) {
 	}
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip,deflate,sdch")
+	if partial {
+		h.Set(HeaderPartial, "true")
+	}
 	_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/datum", Header: h,
 		Body: compat.DatumsJSON(datums, compat.DatumBatchCapacity)})
 	if d.ctx.Err() != nil {

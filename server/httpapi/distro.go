@@ -23,8 +23,8 @@ import (
 type Distro interface {
 	Responsible(groupedService string) bool
 	MapSrv(groupedService string) string
-	OnDatums(body []byte) error
-	OnChecksums(source string, sums map[string]string)
+	OnDatums(body []byte, partial bool) error
+	OnChecksums(source, view string, sums map[string]string)
 	Datums(keys []string) []byte
 	AllDatums() []byte
 	OnServiceStatus(body []byte, hasMember func(string) bool) (distro.StatusResult, error)
@@ -127,7 +127,8 @@ func (h *distroHandlers) putDatum(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Distro.OnDatums(body); err != nil {
+	partial := len(c.Request().Header.Peek(distro.HeaderPartial)) > 0
+	if err := h.Distro.OnDatums(body, partial); err != nil {
 		if errors.Is(err, distro.ErrEmptyEntity) {
 			return compat.ServerError(err.Error())
 		}
@@ -155,7 +156,7 @@ func (h *distroHandlers) checksum(c *fiber.Ctx) error {
 	if err := json.Unmarshal(body, &sums); err != nil {
 		return compat.ServerError("JSON parse error: " + err.Error())
 	}
-	h.Distro.OnChecksums(source, sums)
+	h.Distro.OnChecksums(source, p.Spring(distro.ViewParam, ""), sums)
 	return SendText(c, "ok")
 }
 
