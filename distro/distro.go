@@ -253,6 +253,7 @@ type Stats struct {
 	VerifySent, VerifyReceived           atomic.Int64
 	ChecksumMismatches, KeysFetched      atomic.Int64
 	KeysRemoved, DatumsReceived          atomic.Int64
+	DatumsIgnored                        atomic.Int64 // lists a non-owner sent (OnDatums)
 	StatusSent, StatusReceived, Statuses atomic.Int64
 }
 

@@ -565,14 +565,14 @@ func TestPartialSyncs(t *testing.T) {
 
 	recv, rst, _, _ := newDistro(t, nodeB)
 	rst.Apply(ref, []compat.DistroInstance{in("10.0.0.1", 2), in("10.0.0.2", 1)})
-	if err := recv.OnDatums(puts[0].Body, true); err != nil {
+	if err := recv.OnDatums(puts[0].Body, Sender{Addr: nodeA, Partial: true}); err != nil {
 		t.Fatal(err)
 	}
 	dt, _ := recv.Datum(ref)
 	if len(dt.Instances) != 2 || dt.Instances[0].Weight != 1 {
 		t.Fatalf("after a partial sync: %+v", dt.Instances)
 	}
-	if err := recv.OnDatums(puts[0].Body, false); err != nil {
+	if err := recv.OnDatums(puts[0].Body, Sender{Addr: nodeA}); err != nil {
 		t.Fatal(err)
 	}
 	if keys := rst.keys(ref); len(keys) != 1 {

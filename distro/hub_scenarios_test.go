@@ -106,9 +106,10 @@ func TestPartitionHealsFewServices(t *testing.T) {
 }
 
 // TestRestartWithoutLoad: a member restarts cut off from the others, so
-// its start-up load fails; once the links heal it loads at its next
-// attempt, and the others see it UP one after the other. No member stops
-// listing a beating instance, and every member converges.
+// its start-up load fails, and takes registrations meanwhile; once the
+// links heal it loads at its next attempt (keeping what it took), and the
+// others see it UP one after the other. No member stops listing a beating
+// instance, and every member converges.
 func TestRestartWithoutLoad(t *testing.T) {
 	t.Parallel()
 	h := newHub(t, 3)
@@ -129,9 +130,10 @@ func TestRestartWithoutLoad(t *testing.T) {
 	if h.node(x).d.Initialized() {
 		t.Fatal("initialized without a load")
 	}
-	h.run(3 * time.Second)
-	h.heal()
-	h.run(3 * time.Second) // its next attempt loads
+	h.client(ref(svcs[2]), "10.9.9.1", 2) // a new instance: it registers with x, which owns its service
+	h.run(1900 * time.Millisecond)
+	h.heal() // x's next load attempt (every 2 s) comes before its syncs' retry (5 s) and the client's next beat
+	h.run(5 * time.Second) // its next attempt loads
 	if !h.node(x).d.Initialized() {
 		t.Fatal("not loaded after the links healed")
 	}
@@ -202,6 +204,67 @@ func TestSlowStartupLoad(t *testing.T) {
 	h.mu.Lock()
 	slow = false
 	h.mu.Unlock()
+	h.eventually(15*time.Second, h.converged)
+	h.run(10 * time.Second)
+	h.noBlinks()
+}
+
+// TestStaleSyncFromFormerOwner: a member cut off from the others takes
+// over the services of the members it cannot reach, and its syncs to them
+// fail and are retried. When the links heal, those retries carry its
+// lists, which lack what was registered on the other side shortly before;
+// the owner and the others must not take them over the owner's lists.
+func TestStaleSyncFromFormerOwner(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	a, b, c := h.addrs[0], h.addrs[1], h.addrs[2]
+	svcs := h.services(2, func(s string) bool { return ownerIn(s, a, b, c) == a && ownerIn(s, a, b) == a })
+	h.clientsOn(svcs[:1], 3)
+	h.eventually(time.Second, h.converged)
+	h.isolate(c)
+	h.setView(a, a, b)
+	h.setView(b, a, b)
+	h.setView(c, c)
+	h.run(2500 * time.Millisecond)
+	h.client(ref(svcs[0]), "10.9.0.3", 2) // registers with c first: c's sync of the list fails and is retried
+	// (the retries of c and of a, every 5 s, run out of step: here c's
+	// comes first after the heal)
+	h.run(23 * time.Second)
+	// registered on a's side just before the heal: c has not seen it
+	h.client(ref(svcs[0]), "10.9.0.1", 0)
+	h.run(time.Second)
+	h.heal()
+	h.setView(a, a, b, c)
+	h.setView(b, a, b, c)
+	h.setView(c, a, b, c)
+	h.eventually(15*time.Second, h.converged)
+	h.run(10 * time.Second)
+	h.noBlinks()
+}
+
+// TestFollowsItsOwnersList: a member that alone sees another as DOWN
+// (what the other sends it is lost) takes over the other's services and
+// sends their checksums; the members that still see the owner UP keep
+// following the owner's lists, which hold what clients registered through
+// them meanwhile, instead of fetching the self-made owner's.
+func TestFollowsItsOwnersList(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	a, b, c := h.addrs[0], h.addrs[1], h.addrs[2]
+	// owned by c, and by b when c is left out; and b's own
+	svcs := h.services(2, func(s string) bool { return ownerIn(s, a, b, c) == c && ownerIn(s, a, b) == b })
+	svcs = append(svcs, h.services(1, func(s string) bool { return ownerIn(s, a, b, c) == b && ownerIn(s, a, b) == b })...)
+	h.clientsOn(svcs, 3)
+	h.eventually(time.Second, h.converged)
+	h.cutLink(c, b)
+	h.setView(b, a, b)
+	h.run(4 * time.Second)
+	for i, svc := range svcs[:2] { // just before b's next round
+		h.client(ref(svc), fmt.Sprintf("10.8.%d.1", i), 0) // through a, to c
+	}
+	h.run(20 * time.Second)
+	h.heal()
+	h.setView(b, a, b, c)
 	h.eventually(15*time.Second, h.converged)
 	h.run(10 * time.Second)
 	h.noBlinks()

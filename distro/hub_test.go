@@ -95,7 +95,8 @@ var (
 	errTimeout = errors.New("read tcp: i/o timeout")
 )
 
-// newHub starts n members (127.0.0.1:9501…) with the default timings.
+// newHub starts n members (127.0.0.1:9501…) with the default timings,
+// 1.7 s apart.
 func newHub(t *testing.T, n int) *hub {
 	t.Helper()
 	h := &hub{t: t, clk: clocktest.New(time.Unix(1700000000, 0)), nodes: map[string]*hubNode{}, cut: map[[2]string]bool{},
@@ -105,6 +106,7 @@ func newHub(t *testing.T, n int) *hub {
 	}
 	for _, a := range h.addrs {
 		h.start(a)
+		h.clk.Advance(1700 * time.Millisecond) // the members' rounds run out of step
 	}
 	t.Cleanup(func() {
 		for _, a := range h.addrs {
@@ -238,7 +240,7 @@ func (n *hubNode) handle(r Request) Response {
 	}
 	switch r.Method + " " + r.Path {
 	case "PUT /v1/ns/distro/datum":
-		if err := n.d.OnDatums(r.Body, r.Header.Get(HeaderPartial) != ""); err != nil {
+		if err := n.d.OnDatums(r.Body, Sender{Addr: r.Header.Get(HeaderSource), Partial: r.Header.Get(HeaderPartial) != ""}); err != nil {
 			return fail(err)
 		}
 		return ok

@@ -172,6 +172,9 @@ func (d *Distro) sync(target string, refs []ServiceRef) {
 	}
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip,deflate,sdch")
+	if d.cfg.Members.IsNacosd(target) {
+		h.Set(HeaderSource, d.self)
+	}
 	if partial {
 		h.Set(HeaderPartial, "true")
 	}

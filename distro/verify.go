@@ -120,8 +120,9 @@ type omission struct {
 //     list to the source, with the same member list, at both.
 //
 // So the owner omits a list for good, not for the seconds the views take
-// to agree, before the members drop it. Fetches are not held back: a
-// differing list is fetched from the source at once, as in Java.
+// to agree, before the members drop it. A differing list is fetched from
+// the source at once, as in Java, if this node maps it to the source (it
+// follows another member's list of the others, as OnDatums does).
 func (d *Distro) processChecksums(ctx context.Context, source, view string, sums map[string]string) {
 	var update []string
 	now := d.cfg.Clock.Now()
@@ -140,6 +141,9 @@ func (d *Distro) processChecksums(ctx context.Context, source, view string, sums
 			rec.Aborted = true
 			d.forgetOmissions(source)
 			return
+		}
+		if m.owner(d.self, ref.Service) != source {
+			continue // this node follows another member's list of it (OnDatums)
 		}
 		if local, ok := d.view.checksum(ref, d.cfg.Store); !ok || local != sum {
 			update = append(update, k)
@@ -311,37 +315,6 @@ func (d *Distro) applySnapshot(body []byte) (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// union is list with the instances held here of ref that list lacks (by
-// datum key), after list's; with localWins, the held copy of an instance
-// in both replaces list's.
-func (d *Distro) union(ref ServiceRef, list []compat.DistroInstance, localWins bool) []compat.DistroInstance {
-	held, ok := d.view.datum(ref, d.cfg.Store)
-	if !ok || len(held.Instances) == 0 {
-		return list
-	}
-	local := make(map[string]int, len(held.Instances))
-	for i, in := range held.Instances {
-		local[DatumKey(in)] = i
-	}
-	out := make([]compat.DistroInstance, 0, len(list)+len(held.Instances))
-	for _, in := range list {
-		k := DatumKey(in)
-		if i, ok := local[k]; ok {
-			if localWins {
-				in = held.Instances[i]
-			}
-			delete(local, k)
-		}
-		out = append(out, in)
-	}
-	for _, in := range held.Instances {
-		if _, ok := local[DatumKey(in)]; ok {
-			out = append(out, in)
-		}
-	}
-	return out
-}
-
 func sortedKeys(m map[string]compat.Datum) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -349,42 +322,6 @@ func sortedKeys(m map[string]compat.Datum) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// HeaderPartial marks a sync from a nacosd member that has not loaded the
-// lists yet: its lists are what clients registered with it since it
-// started (Distro.sync).
-const HeaderPartial = "X-Nacosd-Partial"
-
-// OnDatums is PUT /v1/ns/distro/datum (DistroController.onSyncDatum): every
-// ephemeral key of the payload replaces the local list, without an owner
-// check; other keys are ignored. An empty map is ErrEmptyEntity; a list
-// whose service name is invalid fails the request after the others were
-// applied, as Java's loop stops at the exception. A partial sync
-// (HeaderPartial) adds its instances to the local lists instead.
-func (d *Distro) OnDatums(body []byte, partial bool) error {
-	datums, err := d.parser.Parse(body)
-	if err != nil {
-		return err
-	}
-	if len(datums) == 0 {
-		return ErrEmptyEntity
-	}
-	d.stats.DatumsReceived.Add(int64(len(datums)))
-	for _, k := range sortedKeys(datums) {
-		ref, ok := parseKey(k)
-		if !ok {
-			continue
-		}
-		list := datums[k].Instances
-		if partial {
-			list = d.union(ref, list, false)
-		}
-		if err := d.cfg.Store.Apply(ref, list); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // QueryBody reads GET /v1/ns/distro/datum's body {"keys":"k1,k2"}.

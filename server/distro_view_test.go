@@ -161,7 +161,7 @@ func TestDistroViewFollowsRegistry(t *testing.T) {
 		{IP: "10.0.0.2", Port: 1, Weight: 1, Healthy: true, Enabled: true, Ephemeral: true, ClusterName: "DEFAULT", ServiceName: ref.Service},
 	}
 	body := compat.DatumsJSON([]compat.Datum{{Key: compat.EphemeralKey(ref.NamespaceID, ref.Service), Instances: sent, Timestamp: 1}}, compat.DatumBatchCapacity)
-	if err := e.d.OnDatums(body, false); err != nil {
+	if err := e.d.OnDatums(body, distro.Sender{}); err != nil {
 		t.Fatal(err)
 	}
 	d, ok := e.d.Datum(ref)

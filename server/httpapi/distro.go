@@ -23,7 +23,7 @@ import (
 type Distro interface {
 	Responsible(groupedService string) bool
 	MapSrv(groupedService string) string
-	OnDatums(body []byte, partial bool) error
+	OnDatums(body []byte, from distro.Sender) error
 	OnChecksums(source, view string, sums map[string]string)
 	Datums(keys []string) []byte
 	AllDatums() []byte
@@ -127,8 +127,9 @@ func (h *distroHandlers) putDatum(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	partial := len(c.Request().Header.Peek(distro.HeaderPartial)) > 0
-	if err := h.Distro.OnDatums(body, partial); err != nil {
+	from := distro.Sender{Addr: string(c.Request().Header.Peek(distro.HeaderSource)),
+		Partial: len(c.Request().Header.Peek(distro.HeaderPartial)) > 0}
+	if err := h.Distro.OnDatums(body, from); err != nil {
 		if errors.Is(err, distro.ErrEmptyEntity) {
 			return compat.ServerError(err.Error())
 		}
