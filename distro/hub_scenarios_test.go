@@ -132,7 +132,7 @@ func TestRestartWithoutLoad(t *testing.T) {
 	}
 	h.client(ref(svcs[2]), "10.9.9.1", 2) // a new instance: it registers with x, which owns its service
 	h.run(1900 * time.Millisecond)
-	h.heal() // x's next load attempt (every 2 s) comes before its syncs' retry (5 s) and the client's next beat
+	h.heal()               // x's next load attempt (every 2 s) comes before its syncs' retry (5 s) and the client's next beat
 	h.run(5 * time.Second) // its next attempt loads
 	if !h.node(x).d.Initialized() {
 		t.Fatal("not loaded after the links healed")
