@@ -201,7 +201,7 @@ type Distro struct {
 	mu       sync.Mutex
 	pending  map[string]map[ServiceRef]time.Time // target → service → due
 	batches  map[string]*batch                   // target → collecting batch
-	sending  map[string]bool                     // target → a sync in flight
+	sending  map[string][]ServiceRef             // target → the services of the sync in flight
 	lastSize map[string]int                      // target → instances its last sync carried
 	verifies map[string]bool                     // source → checksums being processed
 
@@ -253,7 +253,7 @@ type Stats struct {
 	VerifySent, VerifyReceived           atomic.Int64
 	ChecksumMismatches, KeysFetched      atomic.Int64
 	KeysRemoved, DatumsReceived          atomic.Int64
-	DatumsIgnored                        atomic.Int64 // lists a non-owner sent (OnDatums)
+	DatumsRefused                        atomic.Int64 // lists a non-owner sent (OnDatums)
 	StatusSent, StatusReceived, Statuses atomic.Int64
 }
 
@@ -265,7 +265,7 @@ func New(cfg Config) (*Distro, error) {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), view: newView(), pending: map[string]map[ServiceRef]time.Time{},
-		batches: map[string]*batch{}, sending: map[string]bool{}, lastSize: map[string]int{}, verifies: map[string]bool{},
+		batches: map[string]*batch{}, sending: map[string][]ServiceRef{}, lastSize: map[string]int{}, verifies: map[string]bool{},
 		tasks: clock.NewSchedules(cfg.Clock), ctx: ctx, cancel: cancel}
 	d.MembersChanged()
 	return d, nil

@@ -307,7 +307,7 @@ func TestSyncBatchesAndRetries(t *testing.T) {
 	t.Parallel()
 	d, st, tr, clk := newDistro(t, nodeA)
 	d.Start(t.Context())
-	ref := ServiceRef{"public", "DEFAULT_GROUP@@s1"}
+	ref := ServiceRef{"public", svcOwnedBy(t, nodeA)}
 	key := ref.key()
 	var failB sync.Once
 	tr.answer = func(r Request) (Response, error) {
@@ -577,5 +577,46 @@ func TestPartialSyncs(t *testing.T) {
 	}
 	if keys := rst.keys(ref); len(keys) != 1 {
 		t.Fatalf("a whole sync did not replace the list: %v", keys)
+	}
+}
+
+// TestRefusedListsAndRetries: a nacosd member refuses a sync's list of a
+// service it maps to a third member (409, the other lists applied); the
+// sender retries a failed sync of a service it owns or that the target
+// owns by its mapping, and drops one a third member owns.
+func TestRefusedListsAndRetries(t *testing.T) {
+	t.Parallel()
+	recv, rst, _, _ := newDistro(t, nodeB)
+	toC := ServiceRef{"public", svcOwnedBy(t, nodeC)}
+	toA := ServiceRef{"public", svcOwnedBy(t, nodeA)}
+	one := []compat.DistroInstance{{IP: "10.0.0.1", Port: 80, Weight: 1, Healthy: true, Enabled: true, ClusterName: "DEFAULT"}}
+	body := compat.DatumsJSON([]compat.Datum{{Key: toC.key(), Instances: one, Timestamp: 1}, {Key: toA.key(), Instances: one, Timestamp: 1}}, compat.DatumBatchCapacity)
+	var refused ErrRefused
+	if err := recv.OnDatums(body, Sender{Addr: nodeA}); !errors.As(err, &refused) || len(refused.Keys) != 1 || refused.Keys[0] != toC.key() {
+		t.Fatalf("OnDatums from a: %v", err)
+	}
+	if rst.keys(toA) == nil || rst.keys(toC) != nil {
+		t.Fatalf("applied %v / %v", rst.keys(toA), rst.keys(toC))
+	}
+	if err := recv.OnDatums(body, Sender{}); err != nil { // a Java member's: taken as Java takes it
+		t.Fatal(err)
+	}
+
+	d, st, tr, _ := newDistro(t, nodeA)
+	d.run = func(f func()) { f() }
+	d.loaded.Store(true)
+	tr.answer = func(r Request) (Response, error) { return Response{Status: http.StatusConflict, Body: []byte("refused")}, nil }
+	mine, theirs, third := ServiceRef{"public", svcOwnedBy(t, nodeA)}, ServiceRef{"public", svcOwnedBy(t, nodeB)}, toC
+	for _, r := range []ServiceRef{mine, theirs, third} {
+		st.Apply(r, one)
+	}
+	d.sync(nodeB, []ServiceRef{mine, theirs, third})
+	d.mu.Lock()
+	_, m := d.pending[nodeB][mine]
+	_, th := d.pending[nodeB][theirs]
+	_, x := d.pending[nodeB][third]
+	d.mu.Unlock()
+	if !m || !th || x {
+		t.Fatalf("retries: own %v, target's %v, third's %v", m, th, x)
 	}
 }

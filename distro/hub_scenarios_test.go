@@ -270,6 +270,44 @@ func TestFollowsItsOwnersList(t *testing.T) {
 	h.noBlinks()
 }
 
+// TestMinorityRegistrationsSurviveHeal: clients that know only the
+// member cut off register with it, which owns their services by its view;
+// when the partition heals, the members learn it in every order and with
+// every lag, and the owner's checksum rounds and the cut-off member's
+// retried syncs arrive in every order. No member stops listing one of
+// those instances (the owner's round must not replace the lists the member
+// has yet to deliver, the owner must not refuse them for good while its
+// view lags, and a member that added them as the owner by its stale view
+// passes them on), and every member ends with every instance.
+func TestMinorityRegistrationsSurviveHeal(t *testing.T) {
+	t.Parallel()
+	for off := range 60 {
+		t.Run(fmt.Sprint(off), func(t *testing.T) {
+			t.Parallel()
+			h := newHub(t, 3)
+			a, b, c := h.addrs[0], h.addrs[1], h.addrs[2]
+			svcs := h.services(3, func(s string) bool { return ownerIn(s, a, b, c) != c })
+			h.clientsOn(svcs, 2)
+			h.eventually(time.Second, h.converged)
+			h.isolate(c)
+			h.setView(a, a, b)
+			h.setView(b, a, b)
+			h.setView(c, c)
+			for i, svc := range svcs {
+				h.pinnedClient(ref(svc), fmt.Sprintf("10.7.%d.1", i), c)
+			}
+			h.run(20*time.Second + time.Duration(off)*230*time.Millisecond)
+			h.heal()
+			for i := range 3 { // the views catch up in turn, 0 to 4.2 s apart
+				h.setView(h.addrs[(i+off)%3], a, b, c)
+				h.run(time.Duration(off%7) * 700 * time.Millisecond)
+			}
+			h.eventually(15*time.Second, h.converged)
+			h.noBlinks()
+		})
+	}
+}
+
 // TestOwnerLeavesAndReturns is issue 23 defect 6 as it was seen: the owner
 // of some services is killed; one member sees it DOWN at once (its report
 // is refused), the other only at its next report to it, seconds later.

@@ -86,7 +86,8 @@ func (m *hubMembers) IsNacosd(a string) bool { return slices.Contains(m.all, a) 
 type hubClient struct {
 	ref     ServiceRef
 	in      compat.DistroInstance
-	next    int // the member its next request goes to
+	next    int    // the member its next request goes to
+	only    string // the one member it knows, if set
 	stopped bool
 }
 
@@ -241,6 +242,10 @@ func (n *hubNode) handle(r Request) Response {
 	switch r.Method + " " + r.Path {
 	case "PUT /v1/ns/distro/datum":
 		if err := n.d.OnDatums(r.Body, Sender{Addr: r.Header.Get(HeaderSource), Partial: r.Header.Get(HeaderPartial) != ""}); err != nil {
+			var refused ErrRefused
+			if errors.As(err, &refused) {
+				return Response{Status: http.StatusConflict, Body: []byte(err.Error())}
+			}
 			return fail(err)
 		}
 		return ok
@@ -279,6 +284,12 @@ func (n *hubNode) handle(r Request) Response {
 func (h *hub) client(ref ServiceRef, ip string, first int) *hubClient {
 	c := &hubClient{ref: ref, next: first, in: compat.DistroInstance{IP: ip, Port: 8080, Weight: 1, Healthy: true,
 		Enabled: true, Ephemeral: true, ClusterName: "DEFAULT", ServiceName: ref.Service}}
+	h.startClient(c)
+	return c
+}
+
+// startClient registers c and beats it every 5 s from then on.
+func (h *hub) startClient(c *hubClient) {
 	h.mu.Lock()
 	h.clients = append(h.clients, c)
 	phase := time.Duration(len(h.clients)*733%5000) * time.Millisecond // clients beat out of step
@@ -296,7 +307,6 @@ func (h *hub) client(ref ServiceRef, ip string, first int) *hubClient {
 		h.clk.AfterFunc(5*time.Second, beat)
 	}
 	h.clk.AfterFunc(phase+time.Millisecond, beat)
-	return c
 }
 
 // request sends one register (or beat) of c, trying the members in turn
@@ -307,6 +317,9 @@ func (h *hub) request(c *hubClient, register bool) {
 	for range len(h.addrs) {
 		via := h.node(h.addrs[c.next%len(h.addrs)])
 		c.next++
+		if c.only != "" {
+			via = h.node(c.only)
+		}
 		if via.down {
 			continue
 		}
@@ -324,6 +337,15 @@ func (h *hub) request(c *hubClient, register bool) {
 		}
 		return
 	}
+}
+
+// pinnedClient is client with one member's address (an application
+// given one server, or a VIP that keeps sending it to one).
+func (h *hub) pinnedClient(ref ServiceRef, ip, member string) *hubClient {
+	c := &hubClient{ref: ref, only: member, in: compat.DistroInstance{IP: ip, Port: 8080, Weight: 1, Healthy: true,
+		Enabled: true, Ephemeral: true, ClusterName: "DEFAULT", ServiceName: ref.Service}}
+	h.startClient(c)
+	return c
 }
 
 // stopClient deregisters c's instance on its owner and stops its beats.

@@ -1,6 +1,8 @@
 package distro
 
 import (
+	"strings"
+
 	"github.com/nacosd/nacosd/compat"
 )
 
@@ -36,10 +38,21 @@ type Sender struct {
 //   - a list of a service this node maps to itself is added to its own
 //     (the sender took registrations as the owner by its view; this node
 //     may have taken others: neither may be dropped, and an instance that
-//     stops beating expires on the owner);
-//   - a list of a service this node maps to a third member is ignored:
-//     this node follows that member's lists (and its checksum rounds);
-//   - a partial list (the sender has not loaded) from the owner is added.
+//     stops beating expires on the owner), and the result is shipped as
+//     this node's own change (if its view is the stale one, the member
+//     that owns the service gets what it took);
+//   - a list of a service this node maps to a third member is refused
+//     (ErrRefused, after the others were applied): this node follows that
+//     member's lists (and its checksum rounds), and the sender, which
+//     counts the sync as failed, sends the list again while it maps the
+//     service to itself or to this node (Distro.sync), so that it is taken
+//     once this node's view agrees;
+//   - a partial list (the sender has not loaded) from the owner is added;
+//   - so is a list from the owner while this node has yet to deliver its
+//     own list of the service to it (it took registrations as the owner
+//     by its view, say cut off from the others, and its syncs are
+//     retried): the owner adds that list to its own when it arrives, and
+//     neither side drops what the other took.
 func (d *Distro) OnDatums(body []byte, from Sender) error {
 	datums, err := d.parser.Parse(body)
 	if err != nil {
@@ -50,6 +63,8 @@ func (d *Distro) OnDatums(body []byte, from Sender) error {
 	}
 	d.stats.DatumsReceived.Add(int64(len(datums)))
 	m := d.mapping.Load()
+	owes := d.owed(from.Addr)
+	var refused []string
 	for _, k := range sortedKeys(datums) {
 		ref, ok := parseKey(k)
 		if !ok {
@@ -59,15 +74,17 @@ func (d *Distro) OnDatums(body []byte, from Sender) error {
 		if from.Addr != "" {
 			switch owner := m.owner(d.self, ref.Service); {
 			case owner == from.Addr:
-				if from.Partial {
+				if from.Partial || owes(ref) {
 					list = d.union(ref, list, false)
 				}
 			case owner == d.self:
 				list = d.union(ref, list, true)
+				d.queue(ref, d.cfg.SyncDelay) // its list as the owner changed: the others get it
 			default:
-				d.stats.DatumsIgnored.Add(1)
-				d.log.Debug("distro: ignored the list of a service another member owns", "service", ref.Service,
+				d.stats.DatumsRefused.Add(1)
+				d.log.Debug("distro: refused the list of a service another member owns", "service", ref.Service,
 					"namespace", ref.NamespaceID, "from", from.Addr, "owner", owner)
+				refused = append(refused, k)
 				continue
 			}
 		}
@@ -75,7 +92,19 @@ func (d *Distro) OnDatums(body []byte, from Sender) error {
 			return err
 		}
 	}
+	if len(refused) > 0 {
+		return ErrRefused{Keys: refused}
+	}
 	return nil
+}
+
+// ErrRefused is a nacosd member's sync naming lists of services this node
+// maps to a third member (OnDatums): the others were applied. The HTTP
+// edge answers it 409 with the message.
+type ErrRefused struct{ Keys []string }
+
+func (e ErrRefused) Error() string {
+	return "distro: lists of services another member owns refused: " + strings.Join(e.Keys, ",")
 }
 
 // union is list with the instances held here of ref that list lacks (by

@@ -93,7 +93,7 @@ func (d *Distro) tick() {
 		}
 	}
 	for target, b := range d.batches {
-		if d.sending[target] {
+		if _, busy := d.sending[target]; busy {
 			continue
 		}
 		if len(b.refs) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.batchDelay(target))) {
@@ -115,7 +115,7 @@ func (d *Distro) tick() {
 			}
 			d.batches[target] = rest
 		}
-		d.sending[target] = true
+		d.sending[target] = jobs[target]
 	}
 	d.mu.Unlock()
 	for _, target := range ready {
@@ -184,13 +184,44 @@ func (d *Distro) sync(target string, refs []ServiceRef) {
 		return
 	}
 	if err != nil {
+		// retried while this node owns the service or owes its list to
+		// the target, its owner now (a list a third member owns is that
+		// member's to send: the target refuses it, OnDatums)
+		m := d.mapping.Load()
+		retry := slices.DeleteFunc(slices.Clone(refs), func(r ServiceRef) bool {
+			o := m.owner(d.self, r.Service)
+			return o != d.self && o != target
+		})
 		d.stats.SyncFailed.Add(1)
-		d.log.Warn("distro: sync failed; retrying", "target", target, "services", len(refs), "err", err)
-		d.queueFor(target, refs, d.cfg.RetryDelay)
+		d.log.Warn("distro: sync failed; retrying", "target", target, "services", len(retry), "dropped", len(refs)-len(retry), "err", err)
+		d.queueFor(target, retry, d.cfg.RetryDelay)
 		return
 	}
 	d.stats.SyncSent.Add(1)
 	d.stats.SyncKeys.Add(int64(len(datums)))
+}
+
+// owes reports whether this node has yet to deliver its list of ref to
+// target: a sync of it is queued, collecting or in flight (a failed sync
+// is queued again). Caller holds d.mu.
+func (d *Distro) owesLocked(target string, ref ServiceRef) bool {
+	if _, ok := d.pending[target][ref]; ok {
+		return true
+	}
+	if b := d.batches[target]; b != nil && b.seen[ref] {
+		return true
+	}
+	return slices.Contains(d.sending[target], ref)
+}
+
+// owed filters the services of refs whose lists this node has yet to
+// deliver to target.
+func (d *Distro) owed(target string) func(ServiceRef) bool {
+	return func(ref ServiceRef) bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.owesLocked(target, ref)
+	}
 }
 
 // Pending is the number of keys waiting to be synced, all members counted.

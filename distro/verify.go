@@ -197,7 +197,7 @@ func (d *Distro) processChecksums(ctx context.Context, source, view string, sums
 		rec.FetchFailed = true
 		return
 	}
-	n, err := d.applyPayload(resp.Body)
+	n, err := d.applyPayload(resp.Body, d.owed(source))
 	if err != nil {
 		d.log.Warn("distro: bad datum payload", "source", source, "err", err)
 		rec.FetchFailed = true
@@ -257,9 +257,11 @@ func (d *Distro) OwnedCounts() map[string]int {
 	return out
 }
 
-// applyPayload applies a datum map (a verify fetch); keys that are not
-// ephemeral instance lists are ignored.
-func (d *Distro) applyPayload(body []byte) (int, error) {
+// applyPayload applies a datum map (a verify fetch from a list's owner);
+// keys that are not ephemeral instance lists are ignored. A list this
+// node owes the owner (its own list of the service has yet to reach it:
+// OnDatums) is added to the local one instead.
+func (d *Distro) applyPayload(body []byte, owes func(ServiceRef) bool) (int, error) {
 	datums, err := d.parser.Parse(body)
 	if err != nil {
 		return 0, err
@@ -271,7 +273,11 @@ func (d *Distro) applyPayload(body []byte) (int, error) {
 		if !ok {
 			continue
 		}
-		if err := d.cfg.Store.Apply(ref, datums[k].Instances); err != nil {
+		list := datums[k].Instances
+		if owes(ref) {
+			list = d.union(ref, list, false)
+		}
+		if err := d.cfg.Store.Apply(ref, list); err != nil {
 			errs = append(errs, err)
 			continue
 		}

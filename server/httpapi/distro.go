@@ -133,6 +133,10 @@ func (h *distroHandlers) putDatum(c *fiber.Ctx) error {
 		if errors.Is(err, distro.ErrEmptyEntity) {
 			return compat.ServerError(err.Error())
 		}
+		var refused distro.ErrRefused
+		if errors.As(err, &refused) { // a nacosd sender's lists this node takes from another member
+			return &compat.Error{Status: fiber.StatusConflict, Body: err.Error()}
+		}
 		var ce *compat.Error
 		if errors.As(err, &ce) {
 			return err
