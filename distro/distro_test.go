@@ -605,7 +605,9 @@ func TestRefusedListsAndRetries(t *testing.T) {
 	d, st, tr, _ := newDistro(t, nodeA)
 	d.run = func(f func()) { f() }
 	d.loaded.Store(true)
-	tr.answer = func(r Request) (Response, error) { return Response{Status: http.StatusConflict, Body: []byte("refused")}, nil }
+	tr.answer = func(r Request) (Response, error) {
+		return Response{Status: http.StatusConflict, Body: []byte("refused")}, nil
+	}
 	mine, theirs, third := ServiceRef{"public", svcOwnedBy(t, nodeA)}, ServiceRef{"public", svcOwnedBy(t, nodeB)}, toC
 	for _, r := range []ServiceRef{mine, theirs, third} {
 		st.Apply(r, one)
