@@ -12,10 +12,21 @@
 // owner no longer has. A starting node loads every list from a peer
 // (GET /v1/ns/distro/datums). The health of instances, which Java keeps in
 // memory only, is reconciled by the service status sync
-// (POST /v1/ns/service/status, GET /v1/ns/instance/statuses). See DESIGN.md.
+// (POST /v1/ns/service/status, GET /v1/ns/instance/statuses).
 //
-// The package is plain Go: the naming registry is behind Store, the member
-// list behind Members and node-to-node HTTP behind Transport.
+// Where members disagree on the membership (for seconds after a death, a
+// restart or a healed partition), nacosd departs from Java so that no
+// member drops a live instance: lists are dropped only on two rounds of an
+// owner whose mapping agrees, lists are taken only from the member a
+// service maps to (others are added or refused), and a member that has not
+// loaded sends partial lists, which are added. DESIGN.md says why and what
+// is guaranteed.
+//
+// The package is plain Go: the naming registry is behind Store (by
+// ServiceRef; Java's key strings exist only in bodies), the order and
+// checksums of the lists held are Distro's own view, fed by the registry's
+// change stream (Changed), the member list is behind Members and
+// node-to-node HTTP behind Transport.
 package distro
 
 import (

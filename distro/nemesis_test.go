@@ -118,6 +118,7 @@ func nemesis(t *testing.T, seed uint64, d time.Duration) {
 	for {
 		err := h.converged()
 		if err == nil {
+			t.Logf("seed %d: converged %v after the last heal", seed, h.clk.Now().Sub(start))
 			break
 		}
 		if h.clk.Now().Sub(start) > 15*time.Second {

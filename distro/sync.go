@@ -172,9 +172,7 @@ func (d *Distro) sync(target string, refs []ServiceRef) {
 	}
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip,deflate,sdch")
-	if d.cfg.Members.IsNacosd(target) {
-		h.Set(HeaderSource, d.self)
-	}
+	h.Set(HeaderSource, d.self) // a Java member ignores it
 	if partial {
 		h.Set(HeaderPartial, "true")
 	}

@@ -23,10 +23,9 @@ var ErrEmptyEntity = errors.New("receive empty entity!")
 // that has not loaded the lists yet (start-up) sends nothing: what it
 // holds is not what it owns, and its round would make the members fetch
 // its partial lists for the whole ones and drop the lists it has not
-// received. The round to a nacosd member also
-// names this node's owner mapping (the view parameter, which a Java member
-// would ignore and is not sent), so that the member can tell whether an
-// omission means anything (processChecksums).
+// received. The round also names this node's owner mapping (ViewParam,
+// which a Java member ignores), so that a nacosd member can tell whether
+// an omission means anything (processChecksums).
 func (d *Distro) verifyRound() {
 	if !d.loaded.Load() {
 		return
@@ -47,11 +46,8 @@ func (d *Distro) verifyRound() {
 	body := compat.ChecksumsJSON(sums)
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip")
+	q := url.Values{"source": {d.self}, ViewParam: {m.digest}}
 	for _, target := range d.cfg.Members.Others() {
-		q := url.Values{"source": {d.self}}
-		if d.cfg.Members.IsNacosd(target) {
-			q.Set(ViewParam, m.digest)
-		}
 		d.spawn(func() {
 			_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/checksum",
 				Query: q, Header: h, Body: body})
