@@ -482,8 +482,7 @@ func (h *hub) eventually(d time.Duration, cond func() error) time.Duration {
 	}
 }
 
-// svcOwned returns n grouped service names that the full member list
-// maps to owner, and, with alt, that the list without gone maps to alt.
+// services returns n grouped service names that pick accepts.
 func (h *hub) services(n int, pick func(svc string) bool) []string {
 	var out []string
 	for i := 0; len(out) < n && i < 100000; i++ {

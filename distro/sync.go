@@ -17,16 +17,10 @@ import (
 // mutating goroutine; changes of one service must arrive in the order they
 // were applied.
 func (d *Distro) Changed(c ListChange) {
-	d.view.apply(c, d.exists)
+	d.view.apply(c, d.cfg.Store)
 	if c.Ship {
 		d.queue(c.Ref, d.cfg.SyncDelay)
 	}
-}
-
-// exists reports whether the registry holds the service.
-func (d *Distro) exists(ref ServiceRef) bool {
-	_, ok := d.cfg.Store.Instances(ref)
-	return ok
 }
 
 func (d *Distro) queue(ref ServiceRef, delay time.Duration) {

@@ -86,10 +86,10 @@ type held struct {
 
 func newView() *view { return &view{svcs: map[ServiceRef]*held{}} }
 
-// apply records one change. exists reports whether the registry still holds
-// the service (for EditDropped: a service removed and created again under
-// the same name keeps its datum, which the new service's changes edit).
-func (v *view) apply(c ListChange, exists func(ServiceRef) bool) {
+// apply records one change. For EditDropped st says whether the registry
+// holds the service again (removed and created again under the same name,
+// it keeps its datum, which the new service's changes edit).
+func (v *view) apply(c ListChange, st Store) {
 	switch c.Op {
 	case EditNone:
 		if h := v.get(c.Ref); h != nil {
@@ -104,7 +104,7 @@ func (v *view) apply(c ListChange, exists func(ServiceRef) bool) {
 		v.mu.Unlock()
 		return
 	case EditDropped:
-		if exists(c.Ref) {
+		if _, ok := st.Instances(c.Ref); ok {
 			if h := v.get(c.Ref); h != nil {
 				h.mu.Lock()
 				h.gen++
