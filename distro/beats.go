@@ -10,8 +10,8 @@ import (
 // ServiceBeats are the last beats of a service's ephemeral instances
 // (datum key → ms).
 type ServiceBeats struct {
-	NamespaceID, Service string
-	Beats                map[string]int64
+	ServiceRef
+	Beats map[string]int64
 }
 
 // beatsPath is nacosd's own node-to-node path for beat times: Java members
@@ -52,14 +52,12 @@ func (d *Distro) beatRound() {
 		return
 	}
 	for _, target := range targets {
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
+		d.spawn(func() {
 			if _, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: beatsPath, Header: jsonHeader(), Body: body,
 				Timeout: time.Second}); err != nil && d.ctx.Err() == nil {
 				d.log.Debug("distro: beat times round failed", "target", target, "err", err)
 			}
-		}()
+		})
 	}
 }
 
@@ -88,7 +86,7 @@ func (d *Distro) OnBeats(body []byte) error {
 	}
 	for ns, svcs := range b {
 		for svc, beats := range svcs {
-			d.cfg.Store.ApplyBeatTimes(ns, svc, beats)
+			d.cfg.Store.ApplyBeatTimes(ServiceRef{ns, svc}, beats)
 		}
 	}
 	return nil

@@ -24,8 +24,8 @@ func TestBeatRoundsReachNacosdMembers(t *testing.T) {
 	t.Cleanup(d.Close)
 	mine, theirs := svcOwnedBy(t, nodeA), svcOwnedBy(t, nodeB)
 	now := clk.Now().UnixMilli()
-	st.ApplyBeatTimes("public", mine, map[string]int64{"10.0.0.1:80:unknown:DEFAULT": now - 500})
-	st.ApplyBeatTimes("public", theirs, map[string]int64{"10.0.0.2:80:unknown:DEFAULT": now - 500})
+	st.ApplyBeatTimes(ServiceRef{"public", mine}, map[string]int64{"10.0.0.1:80:unknown:DEFAULT": now - 500})
+	st.ApplyBeatTimes(ServiceRef{"public", theirs}, map[string]int64{"10.0.0.2:80:unknown:DEFAULT": now - 500})
 	d.beatRound() // the first round names every owned service
 	d.wg.Wait()
 	sent := tr.sent(http.MethodPut, beatsPath)
@@ -37,10 +37,10 @@ func TestBeatRoundsReachNacosdMembers(t *testing.T) {
 	if err := other.OnBeats(sent[0].Body); err != nil {
 		t.Fatal(err)
 	}
-	if got := ost.beats["public##"+mine]["10.0.0.1:80:unknown:DEFAULT"]; got != now-500 {
+	if got := ost.beats[ServiceRef{"public", mine}]["10.0.0.1:80:unknown:DEFAULT"]; got != now-500 {
 		t.Fatalf("recorded beat %d, body %s", got, sent[0].Body)
 	}
-	if _, ok := ost.beats["public##"+theirs]; ok {
+	if _, ok := ost.beats[ServiceRef{"public", theirs}]; ok {
 		t.Fatalf("a service the sender does not own was reported: %s", sent[0].Body)
 	}
 	// nothing beat since: the next round sends nothing

@@ -12,20 +12,33 @@
 // owner no longer has. A starting node loads every list from a peer
 // (GET /v1/ns/distro/datums). The health of instances, which Java keeps in
 // memory only, is reconciled by the service status sync
-// (POST /v1/ns/service/status, GET /v1/ns/instance/statuses). See DESIGN.md.
+// (POST /v1/ns/service/status, GET /v1/ns/instance/statuses).
 //
-// The package is plain Go: the naming registry is behind Store, the member
-// list behind Members and node-to-node HTTP behind Transport.
+// Where members disagree on the membership (for seconds after a death, a
+// restart or a healed partition), nacosd departs from Java so that no
+// member drops a live instance: lists are dropped only on two rounds of an
+// owner whose mapping agrees, lists are taken only from the member a
+// service maps to (others are added or refused), and a member that has not
+// loaded sends partial lists, which are added. DESIGN.md says why and what
+// is guaranteed.
+//
+// The package is plain Go: the naming registry is behind Store (by
+// ServiceRef; Java's key strings exist only in bodies), the order and
+// checksums of the lists held are Distro's own view, fed by the registry's
+// change stream (Changed), the member list is behind Members and
+// node-to-node HTTP behind Transport.
 package distro
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -34,39 +47,39 @@ import (
 	"github.com/nacosd/nacosd/internal/clock"
 )
 
-// Store is the ephemeral data of this node's naming registry.
+// Store is the ephemeral data of this node's naming registry, by service.
+// Which services hold a list, and in which order a list is sent, is
+// Distro's own view (view.go), fed by the registry's change stream through
+// Changed; the store holds the instances.
 type Store interface {
-	// Keys lists the ephemeral instance-list keys held (DataStore.keys()).
-	Keys() []string
-	// Datum returns a key's current list; ok is false when it is not held.
-	Datum(key string) (compat.Datum, bool)
-	// Checksum returns the Instances checksum of a key's list
-	// (compat.InstancesChecksum of Datum's instances, cached by the store);
-	// ok is false when it is not held.
-	Checksum(key string) (string, bool)
-	// Apply replaces a key's list with one its owner sent, creating the
-	// service when needed (an invalid name is an error).
-	Apply(key string, instances []compat.DistroInstance) error
-	// Remove drops a key's list (the owner no longer has it).
-	Remove(key string)
+	// Instances returns a service's ephemeral instances, in no particular
+	// order (Distro orders them); ok is false when the service does not
+	// exist here.
+	Instances(ref ServiceRef) ([]compat.DistroInstance, bool)
+	// Apply replaces a service's list with one its owner sent, creating the
+	// service when needed (an invalid name is an error). The registry
+	// reports it on its change stream (EditReplace, the list's order).
+	Apply(ref ServiceRef, instances []compat.DistroInstance) error
+	// Remove drops a service's list (the owner no longer has it): EditClear.
+	Remove(ref ServiceRef)
 
 	// ServiceChecksums returns, per namespace, the service checksum
 	// (naming-v1.md §2.6) of every non-empty service the filter accepts.
 	ServiceChecksums(owned func(groupedService string) bool) map[string]map[string]string
 	// ServiceChecksum returns a service's checksum; ok is false when the
 	// service does not exist here.
-	ServiceChecksum(namespaceID, groupedService string) (string, bool)
+	ServiceChecksum(ref ServiceRef) (string, bool)
 	// ApplyHealth sets each local instance's health from the owner's
 	// statuses (ip:port → healthy; instances missing there become
 	// unhealthy) and pushes when anything changed.
-	ApplyHealth(namespaceID, groupedService string, healthy map[string]bool)
+	ApplyHealth(ref ServiceRef, healthy map[string]bool)
 
 	// BeatTimes lists the last beats after since (ms) of the instances of
 	// the services the filter accepts (with all, every such service, an
 	// empty map where none beat); ApplyBeatTimes records those its owner
 	// reported.
 	BeatTimes(owned func(groupedService string) bool, since int64, all bool) []ServiceBeats
-	ApplyBeatTimes(namespaceID, groupedService string, beats map[string]int64)
+	ApplyBeatTimes(ref ServiceRef, beats map[string]int64)
 }
 
 // Members is the cluster's member list (server/cluster.Manager).
@@ -193,34 +206,56 @@ type Distro struct {
 	log  *slog.Logger
 	self string
 
-	healthy atomic.Pointer[[]string] // DistroMapper.healthyList
+	mapping atomic.Pointer[mapping] // DistroMapper.healthyList
+	view    *view                   // the lists held, their order and checksums
 
 	mu       sync.Mutex
-	pending  map[string]map[string]time.Time // target → key → due
-	batches  map[string]*batch               // target → collecting batch
-	sending  map[string]bool                 // target → a sync in flight
-	lastSize map[string]int                  // target → instances its last sync carried
-	verifies map[string]bool                 // source → checksums being processed
+	pending  map[string]map[ServiceRef]time.Time // target → service → due
+	batches  map[string]*batch                   // target → collecting batch
+	sending  map[string][]ServiceRef             // target → the services of the sync in flight
+	lastSize map[string]int                      // target → instances its last sync carried
+	verifies map[string]bool                     // source → checksums being processed
 
-	initialized atomic.Bool
+	initialized atomic.Bool // loaded, or LoadWait passed
+	loaded      atomic.Bool // a load succeeded
 	stats       Stats
 	parser      compat.DatumParser
 
 	tasks *clock.Schedules
 	// peerSums is the last checksum round of each member (guarded by mu)
 	peerSums map[string]PeerChecksum
+	// omitted holds, per member, the lists it owns by this node's mapping
+	// that its last checksum round omitted (verify.go; mu)
+	omitted map[string]map[ServiceRef]omission
 	// beatsSince and beatsRound: the previous beat round (beats.go; mu)
 	beatsSince int64
 	beatsRound int
 	ctx        context.Context
 	cancel     context.CancelFunc
 	wg         sync.WaitGroup
+	// run runs background work (a sync, a checksum round, a fetch); nil
+	// is a goroutine Close waits for. The tests over the in-memory hub run
+	// it inline, so that a fake clock's Advance is the whole schedule.
+	run func(func())
+}
+
+// spawn runs f in the background (run).
+func (d *Distro) spawn(f func()) {
+	if d.run != nil {
+		d.run(f)
+		return
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		f()
+	}()
 }
 
 type batch struct {
 	since time.Time
-	keys  []string
-	seen  map[string]bool
+	refs  []ServiceRef
+	seen  map[ServiceRef]bool
 }
 
 // Stats are counters for the metrics endpoint.
@@ -229,6 +264,7 @@ type Stats struct {
 	VerifySent, VerifyReceived           atomic.Int64
 	ChecksumMismatches, KeysFetched      atomic.Int64
 	KeysRemoved, DatumsReceived          atomic.Int64
+	DatumsRefused                        atomic.Int64 // lists a non-owner sent (OnDatums)
 	StatusSent, StatusReceived, Statuses atomic.Int64
 }
 
@@ -239,8 +275,8 @@ func New(cfg Config) (*Distro, error) {
 	}
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), pending: map[string]map[string]time.Time{},
-		batches: map[string]*batch{}, sending: map[string]bool{}, lastSize: map[string]int{}, verifies: map[string]bool{},
+	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), view: newView(), pending: map[string]map[ServiceRef]time.Time{},
+		batches: map[string]*batch{}, sending: map[string][]ServiceRef{}, lastSize: map[string]int{}, verifies: map[string]bool{},
 		tasks: clock.NewSchedules(cfg.Clock), ctx: ctx, cancel: cancel}
 	d.MembersChanged()
 	return d, nil
@@ -277,16 +313,33 @@ func (d *Distro) Stats() *Stats { return &d.stats }
 // (DistroProtocol.isInitialized).
 func (d *Distro) Initialized() bool { return d.initialized.Load() }
 
+// mapping is the owner mapping: the sorted healthy members and a digest
+// that names this list (nacosd members compare theirs in the checksum
+// rounds: verify.go).
+type mapping struct {
+	servers []string
+	digest  string
+}
+
+func newMapping(servers []string) *mapping {
+	h := fnv.New64a()
+	for _, s := range servers {
+		h.Write([]byte(s))
+		h.Write([]byte{','})
+	}
+	return &mapping{servers: servers, digest: strconv.FormatUint(h.Sum64(), 36)}
+}
+
 // MembersChanged rebuilds the owner mapping from the member list; call it
 // on every membership change (DistroMapper.onEvent).
 func (d *Distro) MembersChanged() {
 	h := slices.Clone(d.cfg.Members.Healthy())
 	slices.Sort(h)
-	d.healthy.Store(&h)
+	d.mapping.Store(newMapping(h))
 }
 
 // Healthy is the owner mapping's member list.
-func (d *Distro) Healthy() []string { return slices.Clone(*d.healthy.Load()) }
+func (d *Distro) Healthy() []string { return slices.Clone(d.mapping.Load().servers) }
 
 // Hash is DistroMapper.distroHash: abs(hashCode % Integer.MAX_VALUE) with
 // Java's String.hashCode.
@@ -302,16 +355,20 @@ func Hash(s string) int {
 // grouped service name. An empty list owns nothing; a node missing from
 // the list owns everything (it cannot tell).
 func (d *Distro) Responsible(groupedService string) bool {
-	servers := *d.healthy.Load()
+	return d.mapping.Load().responsible(d.self, groupedService)
+}
+
+func (m *mapping) responsible(self, groupedService string) bool {
+	servers := m.servers
 	if len(servers) == 0 {
 		return false
 	}
-	index := slices.Index(servers, d.self)
+	index := slices.Index(servers, self)
 	if index < 0 {
 		return true
 	}
 	last := index
-	for last+1 < len(servers) && servers[last+1] == d.self {
+	for last+1 < len(servers) && servers[last+1] == self {
 		last++
 	}
 	target := Hash(groupedService) % len(servers)
@@ -321,17 +378,14 @@ func (d *Distro) Responsible(groupedService string) bool {
 // MapSrv is DistroMapper.mapSrv: the owner's address (self with an empty
 // list).
 func (d *Distro) MapSrv(groupedService string) string {
-	servers := *d.healthy.Load()
-	if len(servers) == 0 {
-		return d.self
-	}
-	return servers[Hash(groupedService)%len(servers)]
+	return d.mapping.Load().owner(d.self, groupedService)
 }
 
-// keyService is the grouped service name of a key.
-func keyService(key string) string {
-	_, svc, _ := compat.ParseEphemeralKey(key)
-	return svc
+func (m *mapping) owner(self, groupedService string) string {
+	if len(m.servers) == 0 {
+		return self
+	}
+	return m.servers[Hash(groupedService)%len(m.servers)]
 }
 
 // do sends one call and maps a non-2xx answer to an error.

@@ -26,9 +26,7 @@ func (d *Distro) statusRound() {
 	for _, ns := range sortedNS(byNS) {
 		body := statusBody(d.self, ns, byNS[ns])
 		for _, target := range targets {
-			d.wg.Add(1)
-			go func() {
-				defer d.wg.Done()
+			d.spawn(func() {
 				_, err := d.do(d.ctx, Request{Method: http.MethodPost, Addr: target, Path: "/v1/ns/service/status",
 					Header: http.Header{"Content-Type": {"application/json;charset=UTF-8"}}, Body: body})
 				if err != nil && d.ctx.Err() == nil {
@@ -36,7 +34,7 @@ func (d *Distro) statusRound() {
 					return
 				}
 				d.stats.StatusSent.Add(1)
-			}()
+			})
 		}
 	}
 }
@@ -120,7 +118,7 @@ func (d *Distro) OnServiceStatus(body []byte, hasMember func(string) bool) (Stat
 		if svc == "" || sum == "" {
 			continue
 		}
-		if local, ok := d.cfg.Store.ServiceChecksum(sums.NamespaceID, svc); ok && local != sum {
+		if local, ok := d.cfg.Store.ServiceChecksum(ServiceRef{sums.NamespaceID, svc}); ok && local != sum {
 			stale = append(stale, svc)
 		}
 	}
@@ -128,15 +126,13 @@ func (d *Distro) OnServiceStatus(body []byte, hasMember func(string) bool) (Stat
 		slices.Sort(stale)
 		d.stats.Statuses.Add(int64(len(stale)))
 		ns := sums.NamespaceID
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
+		d.spawn(func() {
 			for _, svc := range stale {
-				if err := d.fetchHealth(client, ns, svc); err != nil && d.ctx.Err() == nil {
+				if err := d.fetchHealth(client, ServiceRef{ns, svc}); err != nil && d.ctx.Err() == nil {
 					d.log.Debug("distro: fetch of instance statuses failed", "from", client, "service", svc, "err", err)
 				}
 			}
-		}()
+		})
 	}
 	return "ok", nil
 }
@@ -155,9 +151,9 @@ func asText(raw json.RawMessage) (string, bool) {
 
 // fetchHealth is ServiceManager.updatedHealthStatus: GET the sender's
 // statuses of one service and apply them.
-func (d *Distro) fetchHealth(source, ns, svc string) error {
+func (d *Distro) fetchHealth(source string, ref ServiceRef) error {
 	resp, err := d.do(d.ctx, Request{Method: http.MethodGet, Addr: source, Path: "/v1/ns/instance/statuses",
-		Query: url.Values{"key": {ns + "##" + svc}}})
+		Query: url.Values{"key": {ref.NamespaceID + "##" + ref.Service}}})
 	if err != nil {
 		return err
 	}
@@ -165,7 +161,7 @@ func (d *Distro) fetchHealth(source, ns, svc string) error {
 		IPs []string `json:"ips"`
 	}
 	if err := json.Unmarshal(resp.Body, &st); err != nil {
-		return fmt.Errorf("distro: statuses of %s from %s: %w", svc, source, err)
+		return fmt.Errorf("distro: statuses of %s from %s: %w", ref.Service, source, err)
 	}
 	healthy := make(map[string]bool, len(st.IPs))
 	for _, ip := range st.IPs {
@@ -174,6 +170,6 @@ func (d *Distro) fetchHealth(source, ns, svc string) error {
 			healthy[parts[0]] = strings.EqualFold(parts[1], "true") // Boolean.parseBoolean
 		}
 	}
-	d.cfg.Store.ApplyHealth(ns, svc, healthy)
+	d.cfg.Store.ApplyHealth(ref, healthy)
 	return nil
 }

@@ -8,41 +8,49 @@ import (
 	"github.com/nacosd/nacosd/compat"
 )
 
-// EphemeralChanged queues a changed service for every other member
-// (DistroProtocol.sync): the key waits SyncDelay for more changes (a key
-// already queued keeps its due time), then joins the batch to that member.
-func (d *Distro) EphemeralChanged(namespaceID, groupedService string) {
-	d.queue(compat.EphemeralKey(namespaceID, groupedService), d.cfg.SyncDelay)
+// Changed takes one change of the registry's change stream: the view of
+// the lists held follows it, and a list this node changed as the owner
+// (c.Ship) is queued for every other member (DistroProtocol.sync): it waits
+// SyncDelay for more changes (a service already queued keeps its due
+// time), then joins the batch to that member. It never blocks on I/O and
+// takes only Distro's own locks, so the registry may call it from its
+// mutating goroutine; changes of one service must arrive in the order they
+// were applied.
+func (d *Distro) Changed(c ListChange) {
+	d.view.apply(c, d.cfg.Store)
+	if c.Ship {
+		d.queue(c.Ref, d.cfg.SyncDelay)
+	}
 }
 
-func (d *Distro) queue(key string, delay time.Duration) {
+func (d *Distro) queue(ref ServiceRef, delay time.Duration) {
 	due := d.cfg.Clock.Now().Add(delay)
 	targets := d.cfg.Members.Others()
 	d.mu.Lock()
 	for _, t := range targets {
 		p := d.pending[t]
 		if p == nil {
-			p = map[string]time.Time{}
+			p = map[ServiceRef]time.Time{}
 			d.pending[t] = p
 		}
-		if _, ok := p[key]; !ok {
-			p[key] = due
+		if _, ok := p[ref]; !ok {
+			p[ref] = due
 		}
 	}
 	d.mu.Unlock()
 }
 
-func (d *Distro) queueFor(target string, keys []string, delay time.Duration) {
+func (d *Distro) queueFor(target string, refs []ServiceRef, delay time.Duration) {
 	due := d.cfg.Clock.Now().Add(delay)
 	d.mu.Lock()
 	p := d.pending[target]
 	if p == nil {
-		p = map[string]time.Time{}
+		p = map[ServiceRef]time.Time{}
 		d.pending[target] = p
 	}
-	for _, k := range keys {
-		if _, ok := p[k]; !ok {
-			p[k] = due
+	for _, r := range refs {
+		if _, ok := p[r]; !ok {
+			p[r] = due
 		}
 	}
 	d.mu.Unlock()
@@ -55,19 +63,23 @@ func (d *Distro) tick() {
 	var ready []string
 	d.mu.Lock()
 	for target, p := range d.pending {
-		for key, due := range p {
-			if due.After(now) {
-				continue
+		due := make([]ServiceRef, 0, len(p))
+		for ref, at := range p {
+			if !at.After(now) {
+				due = append(due, ref)
 			}
-			delete(p, key)
+		}
+		slices.SortFunc(due, compareRefs) // a batch lists its services in one order
+		for _, ref := range due {
+			delete(p, ref)
 			b := d.batches[target]
 			if b == nil {
-				b = &batch{since: now, seen: map[string]bool{}}
+				b = &batch{since: now, seen: map[ServiceRef]bool{}}
 				d.batches[target] = b
 			}
-			if !b.seen[key] {
-				b.seen[key] = true
-				b.keys = append(b.keys, key)
+			if !b.seen[ref] {
+				b.seen[ref] = true
+				b.refs = append(b.refs, ref)
 			}
 		}
 		if len(p) == 0 {
@@ -75,41 +87,39 @@ func (d *Distro) tick() {
 		}
 	}
 	for target, b := range d.batches {
-		if d.sending[target] {
+		if _, busy := d.sending[target]; busy {
 			continue
 		}
-		if len(b.keys) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.batchDelay(target))) {
+		if len(b.refs) >= d.cfg.BatchKeys || !now.Before(b.since.Add(d.batchDelay(target))) {
 			ready = append(ready, target)
 		}
 	}
 	slices.Sort(ready)
-	jobs := make(map[string][]string, len(ready))
+	jobs := make(map[string][]ServiceRef, len(ready))
 	for _, target := range ready {
 		b := d.batches[target]
-		n := min(len(b.keys), d.cfg.BatchKeys)
-		jobs[target] = b.keys[:n:n]
-		if n == len(b.keys) {
+		n := min(len(b.refs), d.cfg.BatchKeys)
+		jobs[target] = b.refs[:n:n]
+		if n == len(b.refs) {
 			delete(d.batches, target)
 		} else {
-			rest := &batch{since: now, keys: slices.Clone(b.keys[n:]), seen: map[string]bool{}}
-			for _, k := range rest.keys {
-				rest.seen[k] = true
+			rest := &batch{since: now, refs: slices.Clone(b.refs[n:]), seen: map[ServiceRef]bool{}}
+			for _, r := range rest.refs {
+				rest.seen[r] = true
 			}
 			d.batches[target] = rest
 		}
-		d.sending[target] = true
+		d.sending[target] = jobs[target]
 	}
 	d.mu.Unlock()
 	for _, target := range ready {
-		keys := jobs[target]
-		d.wg.Add(1)
-		go func() {
-			defer d.wg.Done()
-			d.sync(target, keys)
+		refs := jobs[target]
+		d.spawn(func() {
+			d.sync(target, refs)
 			d.mu.Lock()
 			delete(d.sending, target)
 			d.mu.Unlock()
-		}()
+		})
 	}
 }
 
@@ -121,18 +131,29 @@ func (d *Distro) batchDelay(target string) time.Duration {
 	return min(delay, max(d.cfg.MaxBatchDelay, d.cfg.BatchDelay))
 }
 
-// sync sends the current lists of keys to target (DistroHttpAgent.syncData
-// → PUT /v1/ns/distro/datum). Keys no longer held are skipped; a member
-// that left is skipped (counted as done); a failure re-queues every key
+// sync sends the current lists of refs to target (DistroHttpAgent.syncData
+// → PUT /v1/ns/distro/datum). Lists no longer held are skipped; a member
+// that left is skipped (counted as done); a failure re-queues every service
 // after RetryDelay.
-func (d *Distro) sync(target string, keys []string) {
+//
+// Before this node has loaded the lists (start-up), what it holds of a
+// service it owns is what clients registered since it started: part of
+// the list. Its syncs then carry HeaderPartial, and a nacosd member adds
+// their instances to its list instead of replacing it (OnDatums); a Java
+// member, which would replace, waits for the load.
+func (d *Distro) sync(target string, refs []ServiceRef) {
 	if !d.cfg.Members.IsMember(target) {
 		return
 	}
-	datums := make([]compat.Datum, 0, len(keys))
+	partial := !d.loaded.Load()
+	if partial && !d.cfg.Members.IsNacosd(target) {
+		d.queueFor(target, refs, d.cfg.RetryDelay)
+		return
+	}
+	datums := make([]compat.Datum, 0, len(refs))
 	size := 0
-	for _, k := range keys {
-		if dt, ok := d.cfg.Store.Datum(k); ok {
+	for _, r := range refs {
+		if dt, ok := d.view.datum(r, d.cfg.Store); ok {
 			datums = append(datums, dt)
 			size += len(dt.Instances)
 		}
@@ -145,19 +166,54 @@ func (d *Distro) sync(target string, keys []string) {
 	}
 	h := jsonHeader()
 	h.Set("Accept-Encoding", "gzip,deflate,sdch")
+	h.Set(HeaderSource, d.self) // a Java member ignores it
+	if partial {
+		h.Set(HeaderPartial, "true")
+	}
 	_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/datum", Header: h,
 		Body: compat.DatumsJSON(datums, compat.DatumBatchCapacity)})
 	if d.ctx.Err() != nil {
 		return
 	}
 	if err != nil {
+		// retried while this node owns the service or owes its list to
+		// the target, its owner now (a list a third member owns is that
+		// member's to send: the target refuses it, OnDatums)
+		m := d.mapping.Load()
+		retry := slices.DeleteFunc(slices.Clone(refs), func(r ServiceRef) bool {
+			o := m.owner(d.self, r.Service)
+			return o != d.self && o != target
+		})
 		d.stats.SyncFailed.Add(1)
-		d.log.Warn("distro: sync failed; retrying", "target", target, "keys", len(keys), "err", err)
-		d.queueFor(target, keys, d.cfg.RetryDelay)
+		d.log.Warn("distro: sync failed; retrying", "target", target, "services", len(retry), "dropped", len(refs)-len(retry), "err", err)
+		d.queueFor(target, retry, d.cfg.RetryDelay)
 		return
 	}
 	d.stats.SyncSent.Add(1)
 	d.stats.SyncKeys.Add(int64(len(datums)))
+}
+
+// owes reports whether this node has yet to deliver its list of ref to
+// target: a sync of it is queued, collecting or in flight (a failed sync
+// is queued again). Caller holds d.mu.
+func (d *Distro) owesLocked(target string, ref ServiceRef) bool {
+	if _, ok := d.pending[target][ref]; ok {
+		return true
+	}
+	if b := d.batches[target]; b != nil && b.seen[ref] {
+		return true
+	}
+	return slices.Contains(d.sending[target], ref)
+}
+
+// owed filters the services of refs whose lists this node has yet to
+// deliver to target.
+func (d *Distro) owed(target string) func(ServiceRef) bool {
+	return func(ref ServiceRef) bool {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.owesLocked(target, ref)
+	}
 }
 
 // Pending is the number of keys waiting to be synced, all members counted.
@@ -169,7 +225,7 @@ func (d *Distro) Pending() int {
 		n += len(p)
 	}
 	for _, b := range d.batches {
-		n += len(b.keys)
+		n += len(b.refs)
 	}
 	return n
 }

@@ -104,17 +104,47 @@ func (s *Server) buildDistro(store *distroStore) error {
 
 // consumeChanges subscribes the consumers of the registry's change
 // stream: UDP push to the subscribers of the service, the console's event
-// streams and, for a list this node changed as its owner, Distro. Each
-// call only marks the service and returns (push and Distro coalesce).
+// streams and Distro (its view of the lists held follows every ephemeral
+// change; a list this node changed as its owner is shipped). Each call
+// only marks the service and returns (push and Distro coalesce).
 func (s *Server) consumeChanges(reg *naming.Registry) {
-	ship := !s.cfg.Standalone && s.distro != nil
+	ship := !s.cfg.Standalone
 	reg.Changes().Subscribe(func(c naming.Change) {
 		s.push.ServiceChanged(c.NamespaceID, c.Service)
 		s.hub.Publish(live.Event{Namespace: c.NamespaceID, Service: c.Service})
-		if ship && c.Ships() {
-			s.distro.EphemeralChanged(c.NamespaceID, c.Service)
+		if s.distro != nil {
+			if lc, ok := distroChange(c, ship); ok {
+				s.distro.Changed(lc)
+			}
 		}
 	})
+}
+
+// distroChange is the Distro side of a registry change: the edits of the
+// ephemeral lists, their health (which their checksums cover) and the
+// removal of services; ship says whether this node sends its own changes
+// to the other members (not in standalone mode).
+func distroChange(c naming.Change, ship bool) (distro.ListChange, bool) {
+	if c.Kind&(naming.ChangedEphemeral|naming.ChangedHealth|naming.ChangedRemoved) == 0 {
+		return distro.ListChange{}, false
+	}
+	lc := distro.ListChange{Ref: distro.ServiceRef{NamespaceID: c.NamespaceID, Service: c.Service}, Key: c.Key, Keys: c.Keys,
+		Ship: ship && c.Ships()}
+	switch {
+	case c.Kind&naming.ChangedRemoved != 0:
+		lc.Op = distro.EditDropped
+	case c.Edit == naming.EditPut:
+		lc.Op = distro.EditPut
+	case c.Edit == naming.EditRemove:
+		lc.Op = distro.EditRemove
+	case c.Edit == naming.EditReplace:
+		lc.Op = distro.EditReplace
+	case c.Edit == naming.EditClear:
+		lc.Op = distro.EditClear
+	default:
+		lc.Op = distro.EditNone
+	}
+	return lc, true
 }
 
 // startClusterLoops starts the reports, the cluster.conf watch, Distro and
@@ -310,72 +340,42 @@ func (t distroTransport) Do(ctx context.Context, r distro.Request) (distro.Respo
 	return distro.Response{Status: resp.Status, Header: resp.Header, Body: resp.Body}, err
 }
 
-// distroStore adapts the naming registry to distro.Store (keys are
-// Distro's ephemeral instance-list keys).
+// distroStore adapts the naming registry to distro.Store.
 type distroStore struct{ reg *naming.Registry }
 
-func (d *distroStore) Keys() []string {
-	svcs := d.reg.EphemeralServices()
-	out := make([]string, 0, len(svcs))
-	for _, s := range svcs {
-		out = append(out, compat.EphemeralKey(s.NamespaceID, s.Service))
-	}
-	return out
+func (d *distroStore) Instances(ref distro.ServiceRef) ([]compat.DistroInstance, bool) {
+	return d.reg.EphemeralInstances(ref.NamespaceID, ref.Service)
 }
 
-func (d *distroStore) Datum(key string) (compat.Datum, bool) {
-	ns, svc, ok := compat.ParseEphemeralKey(key)
-	if !ok {
-		return compat.Datum{}, false
-	}
-	return d.reg.EphemeralDatum(ns, svc)
+func (d *distroStore) Apply(ref distro.ServiceRef, list []compat.DistroInstance) error {
+	return d.reg.ApplyRemote(ref.NamespaceID, ref.Service, list)
 }
 
-func (d *distroStore) Checksum(key string) (string, bool) {
-	ns, svc, ok := compat.ParseEphemeralKey(key)
-	if !ok {
-		return "", false
-	}
-	return d.reg.EphemeralChecksum(ns, svc)
-}
-
-func (d *distroStore) Apply(key string, list []compat.DistroInstance) error {
-	ns, svc, ok := compat.ParseEphemeralKey(key)
-	if !ok {
-		return nil
-	}
-	return d.reg.ApplyRemote(ns, svc, list)
-}
-
-func (d *distroStore) Remove(key string) {
-	if ns, svc, ok := compat.ParseEphemeralKey(key); ok {
-		d.reg.RemoveRemote(ns, svc)
-	}
-}
+func (d *distroStore) Remove(ref distro.ServiceRef) { d.reg.RemoveRemote(ref.NamespaceID, ref.Service) }
 
 func (d *distroStore) ServiceChecksums(owned func(string) bool) map[string]map[string]string {
 	return d.reg.StatusChecksums(owned)
 }
 
-func (d *distroStore) ServiceChecksum(ns, svc string) (string, bool) {
-	return d.reg.StatusChecksum(ns, svc)
+func (d *distroStore) ServiceChecksum(ref distro.ServiceRef) (string, bool) {
+	return d.reg.StatusChecksum(ref.NamespaceID, ref.Service)
 }
 
 func (d *distroStore) BeatTimes(owned func(string) bool, since int64, all bool) []distro.ServiceBeats {
 	list := d.reg.BeatTimes(owned, since, all)
 	out := make([]distro.ServiceBeats, len(list))
 	for i, b := range list {
-		out[i] = distro.ServiceBeats(b)
+		out[i] = distro.ServiceBeats{ServiceRef: distro.ServiceRef{NamespaceID: b.NamespaceID, Service: b.Service}, Beats: b.Beats}
 	}
 	return out
 }
 
-func (d *distroStore) ApplyBeatTimes(ns, svc string, beats map[string]int64) {
-	d.reg.ApplyBeatTimes(ns, svc, beats)
+func (d *distroStore) ApplyBeatTimes(ref distro.ServiceRef, beats map[string]int64) {
+	d.reg.ApplyBeatTimes(ref.NamespaceID, ref.Service, beats)
 }
 
-func (d *distroStore) ApplyHealth(ns, svc string, healthy map[string]bool) {
-	d.reg.ApplyHealth(ns, svc, healthy)
+func (d *distroStore) ApplyHealth(ref distro.ServiceRef, healthy map[string]bool) {
+	d.reg.ApplyHealth(ref.NamespaceID, ref.Service, healthy)
 }
 
 var _ httpapi.Distro = (*distro.Distro)(nil)

@@ -22,8 +22,8 @@ import (
 type Distro interface {
 	Responsible(groupedService string) bool
 	MapSrv(groupedService string) string
-	OnDatums(body []byte) error
-	OnChecksums(source string, sums map[string]string)
+	OnDatums(body []byte, from distro.Sender) error
+	OnChecksums(source, view string, sums map[string]string)
 	Datums(keys []string) []byte
 	AllDatums() []byte
 	OnServiceStatus(body []byte, hasMember func(string) bool) (distro.StatusResult, error)
@@ -129,9 +129,15 @@ func (h *distroHandlers) putDatum(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Distro.OnDatums(body); err != nil {
+	from := distro.Sender{Addr: string(c.Request().Header.Peek(distro.HeaderSource)),
+		Partial: len(c.Request().Header.Peek(distro.HeaderPartial)) > 0}
+	if err := h.Distro.OnDatums(body, from); err != nil {
 		if errors.Is(err, distro.ErrEmptyEntity) {
 			return compat.ServerError(err.Error())
+		}
+		var refused distro.ErrRefused
+		if errors.As(err, &refused) { // a nacosd sender's lists this node takes from another member
+			return &compat.Error{Status: fiber.StatusConflict, Body: err.Error()}
 		}
 		var ce *compat.Error
 		if errors.As(err, &ce) {
@@ -157,7 +163,7 @@ func (h *distroHandlers) checksum(c *fiber.Ctx) error {
 	if err := json.Unmarshal(body, &sums); err != nil {
 		return compat.ServerError("JSON parse error: " + err.Error())
 	}
-	h.Distro.OnChecksums(source, sums)
+	h.Distro.OnChecksums(source, p.Spring(distro.ViewParam, ""), sums)
 	return SendText(c, "ok")
 }
 

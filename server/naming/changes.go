@@ -25,14 +25,49 @@ const (
 	// ChangedRemote: applied from another member (its Distro datum or
 	// status): nothing to ship.
 	ChangedRemote
+	// ChangedRemoved: the service left the registry (with ChangedMeta),
+	// and its instance lists with it.
+	ChangedRemoved
+)
+
+// EditOp says how a change edited the keys (Instance.DatumKey) of a
+// service's ephemeral instance list: what a consumer that keeps its own
+// per-instance state, such as Distro's view of the lists in the order a
+// Java node sends them, needs to follow the list without reading it.
+type EditOp uint8
+
+// Edits of the ephemeral list.
+const (
+	// EditNone: no instance was added or removed (a health flip, metadata,
+	// or not an ephemeral change).
+	EditNone EditOp = iota
+	// EditPut: the instance Key was written (registered, or registered
+	// again).
+	EditPut
+	// EditRemove: the instance Key, or the instances Keys, were removed
+	// (deregistration, expiry), in this order.
+	EditRemove
+	// EditReplace: the list was replaced by one another member sent
+	// (ApplyRemote); Keys are its instances in its order.
+	EditReplace
+	// EditClear: the list was dropped (RemoveRemote); the service stays.
+	EditClear
 )
 
 // Change is one committed mutation of a service: every mutation of the
-// registry emits exactly one, after its locks are released.
+// registry emits exactly one, after its locks are released. The changes
+// that edit a service's ephemeral list (Edit != EditNone) and its removal
+// are emitted in the order the registry applied them.
 type Change struct {
 	NamespaceID string
 	Service     string // grouped
 	Kind        ChangeKind
+	Edit        EditOp
+	// Key is the datum key of an edit of one instance, Keys those of an
+	// edit of several (do not modify them): a register costs no
+	// allocation for the event.
+	Key  string
+	Keys []string
 }
 
 // Ships reports whether Distro sends the service's list to the other
@@ -113,4 +148,12 @@ func (r *Registry) Changes() *Changes { return &r.changes }
 // emit is the one way a mutation announces itself.
 func (r *Registry) emit(ns, grouped string, kind ChangeKind) {
 	r.changes.emit(Change{NamespaceID: ns, Service: grouped, Kind: kind})
+}
+
+// emitEdit announces a mutation that edited the ephemeral list's keys (or
+// removed the service). The caller holds s.emitMu, taken before s.mu and
+// released after this call, so that the edits of one service reach the
+// consumers in the order they were applied.
+func (r *Registry) emitEdit(ns, grouped string, kind ChangeKind, edit EditOp, key string, keys []string) {
+	r.changes.emit(Change{NamespaceID: ns, Service: grouped, Kind: kind, Edit: edit, Key: key, Keys: keys})
 }

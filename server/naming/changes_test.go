@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -43,14 +44,15 @@ func TestEveryMutationEmitsOneChange(t *testing.T) {
 	ships := func(cs []Change) bool { return len(cs) == 1 && cs[0].Ships() }
 
 	e.register(svc, "10.0.0.1", 80, nil)
-	if cs := log.take(); !ships(cs) || cs[0].Service != svc || cs[0].NamespaceID != DefaultNamespace {
+	if cs := log.take(); !ships(cs) || cs[0].Service != svc || cs[0].NamespaceID != DefaultNamespace ||
+		cs[0].Edit != EditPut || cs[0].Key != "10.0.0.1:80:unknown:DEFAULT" {
 		t.Fatalf("register: %+v", cs)
 	}
 	if _, err := e.reg.MetadataBatch(ctx, MetadataBatchForm{NamespaceID: DefaultNamespace, ServiceName: svc,
 		ConsistencyType: "ephemeral", Metadata: map[string]string{"k": "v"}}); err != nil {
 		t.Fatal(err)
 	}
-	if cs := log.take(); !ships(cs) {
+	if cs := log.take(); !ships(cs) || cs[0].Edit != EditNone {
 		t.Fatalf("metadata batch: %+v", cs)
 	}
 	if err := e.reg.SetHealth(DefaultNamespace, svc, DefaultCluster, "10.0.0.1", 80, false); err == nil {
@@ -61,7 +63,7 @@ func TestEveryMutationEmitsOneChange(t *testing.T) {
 	log.take()
 	e.clk.Advance(16 * time.Second)
 	e.reg.Sweep(e.clk.Now())
-	if cs := log.take(); !ships(cs) || cs[0].Kind&ChangedHealth == 0 {
+	if cs := log.take(); !ships(cs) || cs[0].Kind&ChangedHealth == 0 || cs[0].Edit != EditNone {
 		t.Fatalf("unhealthy by sweep: %+v", cs)
 	}
 	res, err := e.reg.Beat(ctx, BeatForm{NamespaceID: DefaultNamespace, ServiceName: svc, ClusterName: DefaultCluster, IP: "10.0.0.1", Port: 80})
@@ -72,14 +74,16 @@ func TestEveryMutationEmitsOneChange(t *testing.T) {
 		t.Fatalf("recovered by beat: %+v", cs)
 	}
 	// what another member sent is not shipped back
-	if err := e.reg.ApplyRemote(DefaultNamespace, "DEFAULT_GROUP@@remote", []compat.DistroInstance{{IP: "10.0.0.9", Port: 1, Weight: 1, Healthy: true, Enabled: true}}); err != nil {
+	if err := e.reg.ApplyRemote(DefaultNamespace, "DEFAULT_GROUP@@remote", []compat.DistroInstance{{IP: "10.0.0.9", Port: 1, Weight: 1, Healthy: true, Enabled: true},
+		{IP: "10.0.0.8", Port: 1, Weight: 1, Healthy: true, Enabled: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if cs := log.take(); len(cs) != 1 || cs[0].Ships() || cs[0].Kind&ChangedRemote == 0 {
+	if cs := log.take(); len(cs) != 1 || cs[0].Ships() || cs[0].Kind&ChangedRemote == 0 || cs[0].Edit != EditReplace ||
+		!slices.Equal(cs[0].Keys, []string{"10.0.0.9:1:unknown:DEFAULT", "10.0.0.8:1:unknown:DEFAULT"}) {
 		t.Fatalf("remote list: %+v", cs)
 	}
 	e.reg.RemoveRemote(DefaultNamespace, "DEFAULT_GROUP@@remote")
-	if cs := log.take(); len(cs) != 1 || cs[0].Ships() {
+	if cs := log.take(); len(cs) != 1 || cs[0].Ships() || cs[0].Edit != EditClear {
 		t.Fatalf("remote removal: %+v", cs)
 	}
 	// persistent writes arrive from raft
@@ -102,8 +106,17 @@ func TestEveryMutationEmitsOneChange(t *testing.T) {
 		Instance: Instance{IP: "10.0.0.1", Port: 80, ClusterName: DefaultCluster, Ephemeral: true}}); err != nil {
 		t.Fatal(err)
 	}
-	if cs := log.take(); !ships(cs) {
+	if cs := log.take(); !ships(cs) || cs[0].Edit != EditRemove || cs[0].Key != "10.0.0.1:80:unknown:DEFAULT" {
 		t.Fatalf("deregister: %+v", cs)
+	}
+	// expiry removes, in one change
+	e.register(svc, "10.0.0.3", 80, nil)
+	e.register(svc, "10.0.0.4", 80, nil)
+	log.take()
+	e.clk.Advance(31 * time.Second) // the scheduled sweeps: unhealthy at 15 s, expired at 30 s
+	if cs := log.take(); len(cs) == 0 || !ships(cs[len(cs)-1:]) || cs[len(cs)-1].Edit != EditRemove ||
+		!slices.Equal(cs[len(cs)-1].Keys, []string{"10.0.0.3:80:unknown:DEFAULT", "10.0.0.4:80:unknown:DEFAULT"}) {
+		t.Fatalf("expiry: %+v", cs)
 	}
 }
 
@@ -132,5 +145,78 @@ func TestObserveDropsAndCounts(t *testing.T) {
 	c.emit(Change{Service: "d"})
 	if !slices.Equal(seen, []string{"d"}) {
 		t.Fatalf("subscriber saw %v", seen)
+	}
+}
+
+// TestEditsInApplyOrder: concurrent registrations and deregistrations of
+// one service's instances reach a consumer in the order the registry
+// applied them, so a consumer that follows the list from the edits alone
+// (Distro's view) ends with the registry's list.
+func TestEditsInApplyOrder(t *testing.T) {
+	e := newEnv(t)
+	const svc = "DEFAULT_GROUP@@order"
+	var mu sync.Mutex
+	model := map[string]bool{}
+	var n atomic.Int64
+	e.reg.Changes().Subscribe(func(c Change) {
+		if c.Service != svc {
+			return
+		}
+		// a consumer of uneven speed: other mutations apply meanwhile
+		time.Sleep(time.Duration(n.Add(7)%50) * time.Microsecond)
+		mu.Lock()
+		defer mu.Unlock()
+		for _, k := range append([]string{c.Key}, c.Keys...) {
+			switch c.Edit {
+			case EditPut:
+				model[k] = true
+			case EditRemove:
+				delete(model, k)
+			}
+		}
+	})
+	ctx := context.Background()
+	check := func(round int) {
+		t.Helper()
+		list, _ := e.reg.EphemeralInstances(DefaultNamespace, svc)
+		var got, want []string
+		for _, in := range list {
+			want = append(want, in.IP+":80:unknown:DEFAULT")
+		}
+		mu.Lock()
+		for k := range model {
+			got = append(got, k)
+		}
+		mu.Unlock()
+		slices.Sort(got)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: followed from the edits %v, registry holds %v", round, got, want)
+		}
+	}
+	// each round, two writers race on each of four instances, one
+	// registering, one deregistering
+	for round := range 100 {
+		var wg sync.WaitGroup
+		for g := range 8 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				in := Instance{IP: "10.0.0." + string(rune('1'+g%4)), Port: 80, Weight: 1, Healthy: true, Enabled: true,
+					Ephemeral: true, ClusterName: DefaultCluster, Metadata: map[string]string{}}
+				f := InstanceForm{NamespaceID: DefaultNamespace, ServiceName: svc, Instance: in}
+				var err error
+				if (g/4+round)%2 == 0 {
+					err = e.reg.Deregister(ctx, f)
+				} else {
+					err = e.reg.Register(ctx, f)
+				}
+				if err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		check(round)
 	}
 }

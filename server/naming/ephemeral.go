@@ -1,8 +1,6 @@
 package naming
 
 import (
-	"slices"
-
 	"github.com/nacosd/nacosd/compat"
 )
 
@@ -24,172 +22,22 @@ func (r *Registry) responsible(grouped string) bool {
 	return r.cfg.Replicator == nil || r.cfg.Replicator.Responsible(grouped)
 }
 
-// EphemeralService names a service that holds an ephemeral datum.
-type EphemeralService struct {
-	NamespaceID, Service string
-}
-
-// EphemeralServices lists the services with an ephemeral datum (Distro's
-// DataStore keys): every service whose ephemeral list was written, locally
-// or by a peer, even if it is empty now.
-func (r *Registry) EphemeralServices() []EphemeralService {
-	var out []EphemeralService
-	for _, ref := range r.allServices() {
-		ref.svc.mu.RLock()
-		if ref.svc.datum {
-			out = append(out, EphemeralService{ref.ns, ref.name})
-		}
-		ref.svc.mu.RUnlock()
-	}
-	return out
-}
-
-// EphemeralDatum returns the current ephemeral instances of a service as a
-// Distro datum; ok is false when the service holds no datum.
-func (r *Registry) EphemeralDatum(ns, grouped string) (d compat.Datum, ok bool) {
+// EphemeralInstances returns a service's ephemeral instances as Distro
+// carries them, in no particular order (Distro keeps the order a Java node
+// sends them in, from the change stream's edits); ok is false when the
+// service does not exist.
+func (r *Registry) EphemeralInstances(ns, grouped string) ([]compat.DistroInstance, bool) {
 	s := r.service(ns, grouped)
 	if s == nil {
-		return d, false
+		return nil, false
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if !s.datum {
-		return d, false
+	out := make([]compat.DistroInstance, 0, len(s.ephemeral))
+	for _, in := range s.ephemeral {
+		out = append(out, in.distro())
 	}
-	d = compat.Datum{Key: compat.EphemeralKey(ns, grouped), Timestamp: 1, Instances: make([]compat.DistroInstance, 0, len(s.ephemeral))}
-	for _, k := range s.datumOrder {
-		if in, ok := s.ephemeral[k]; ok {
-			d.Instances = append(d.Instances, in.distro())
-		}
-	}
-	return d, true
-}
-
-// EphemeralChecksum is the Instances checksum (§2.6) of a service's
-// ephemeral list, what Distro's checksum rounds compare; it is cached until
-// the list or an instance's health changes. ok is false when the service
-// holds no datum.
-func (r *Registry) EphemeralChecksum(ns, grouped string) (string, bool) {
-	s := r.service(ns, grouped)
-	if s == nil {
-		return "", false
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.datum {
-		return "", false
-	}
-	if s.datumSum == "" {
-		list := make([]compat.DistroInstance, 0, len(s.ephemeral))
-		for _, in := range s.ephemeral {
-			list = append(list, compat.DistroInstance{IP: in.IP, Port: in.Port, Weight: in.Weight, Healthy: in.Healthy,
-				Enabled: in.Enabled, ClusterName: in.ClusterName, Metadata: in.Metadata, Marked: in.Marked})
-		}
-		s.datumSum = compat.InstancesChecksum(list)
-	}
-	return s.datumSum, true
-}
-
-// datumPut records an ephemeral write of key in the datum order Java's
-// ServiceManager.updateIpAddresses gives the list: a HashMap keyed by datum
-// key, created with the old list's size and filled with the old list (in
-// its order), then the written instance; its values() are the new list.
-// Caller holds s.mu (write).
-//
-// The order is a stable sort of the keys by HashMap bucket. Once sorted for
-// a capacity (datumCap), refilling a map of that capacity in that order
-// changes nothing, so a re-register of a known key costs a lookup and a
-// new key is inserted after its bucket's last key; only a change of
-// capacity sorts again (with the hashes kept in datumHash).
-func (s *Service) datumPut(key string) {
-	s.datum = true
-	s.datumHashes()
-	old := len(s.datumOrder)
-	h := compat.JavaStringHash(key)
-	known := s.datumIndex(key, h) >= 0
-	n := old
-	if !known {
-		n++
-	}
-	c := compat.JavaHashCapacity(old, n)
-	if known {
-		if s.datumCap != c {
-			s.datumSort(c)
-		}
-		return
-	}
-	if s.datumCap != c {
-		s.datumOrder, s.datumHash = append(s.datumOrder, key), append(s.datumHash, h)
-		s.datumSort(c)
-		return
-	}
-	b := compat.JavaHashBucket(h, c)
-	i := len(s.datumOrder)
-	for i > 0 && compat.JavaHashBucket(s.datumHash[i-1], c) > b {
-		i--
-	}
-	s.datumOrder, s.datumHash = slices.Insert(s.datumOrder, i, key), slices.Insert(s.datumHash, i, h)
-}
-
-// datumRemove is the same for a removal (the map is filled, then the key
-// removed). Caller holds s.mu (write).
-func (s *Service) datumRemove(key string) {
-	s.datum = true
-	s.datumHashes()
-	old := len(s.datumOrder)
-	if c := compat.JavaHashCapacity(old, old); s.datumCap != c {
-		s.datumSort(c)
-	}
-	if i := s.datumIndex(key, compat.JavaStringHash(key)); i >= 0 {
-		s.datumOrder, s.datumHash = slices.Delete(s.datumOrder, i, i+1), slices.Delete(s.datumHash, i, i+1)
-	}
-}
-
-// datumIndex is the position of key (whose hash is h) in the order, or -1.
-// Once sorted for a capacity the order is by bucket, so only key's bucket
-// is searched.
-func (s *Service) datumIndex(key string, h int32) int {
-	lo, hi := 0, len(s.datumHash)
-	if c := s.datumCap; c > 0 {
-		b := compat.JavaHashBucket(h, c)
-		cmp := func(x int32, b int) int { return compat.JavaHashBucket(x, c) - b }
-		lo, _ = slices.BinarySearchFunc(s.datumHash, b, cmp)
-		hi, _ = slices.BinarySearchFunc(s.datumHash[lo:], b+1, cmp)
-		hi += lo
-	}
-	for i := lo; i < hi; i++ {
-		if s.datumHash[i] == h && s.datumOrder[i] == key {
-			return i
-		}
-	}
-	return -1
-}
-
-// datumHashes fills datumHash after the order was replaced.
-func (s *Service) datumHashes() {
-	if len(s.datumHash) == len(s.datumOrder) {
-		return
-	}
-	s.datumHash = make([]int32, len(s.datumOrder))
-	for i, k := range s.datumOrder {
-		s.datumHash[i] = compat.JavaStringHash(k)
-	}
-}
-
-// datumSort orders the keys as a HashMap of capacity c filled in their
-// current order iterates them (compat.JavaHashOrder).
-func (s *Service) datumSort(c int) {
-	idx := compat.JavaHashOrder(s.datumHash, c)
-	order, hashes := make([]string, len(idx)), make([]int32, len(idx))
-	for i, j := range idx {
-		order[i], hashes[i] = s.datumOrder[j], s.datumHash[j]
-	}
-	s.datumOrder, s.datumHash, s.datumCap = order, hashes, c
-}
-
-// setDatumOrder replaces the order (a received list keeps the sender's).
-func (s *Service) setDatumOrder(order []string) {
-	s.datumOrder, s.datumHash, s.datumCap = order, nil, 0
+	return out, true
 }
 
 func (in *Instance) distro() compat.DistroInstance {
@@ -206,12 +54,14 @@ func (in *Instance) distro() compat.DistroInstance {
 // an instance already present whose text changed keeps its local health
 // unless marked (the owner's health arrives through the status sync).
 // The service is created when absent (its name is validated). Subscribers
-// of this node are pushed; nothing is sent back to the replicator.
+// of this node are pushed; nothing is sent back to the replicator. The
+// change carries the list's keys in the owner's order (EditReplace).
 func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance) error {
 	s, err := r.lockLive(ns, grouped)
 	if err != nil {
 		return err
 	}
+	defer s.emitMu.Unlock()
 	now := r.nowMillis()
 	next := make(map[string]*Instance, len(list))
 	order := make([]string, 0, len(list))
@@ -244,11 +94,9 @@ func (r *Registry) ApplyRemote(ns, grouped string, list []compat.DistroInstance)
 		next[key] = in
 	}
 	s.ephemeral = next
-	s.datum = true
-	s.setDatumOrder(order) // the owner's order, as Java keeps the received list
 	s.touch(now)
 	s.mu.Unlock()
-	r.emit(ns, grouped, ChangedEphemeral|ChangedRemote)
+	r.emitEdit(ns, grouped, ChangedEphemeral|ChangedRemote, EditReplace, "", order) // the owner's order, as Java keeps the received list
 	return nil
 }
 
@@ -260,18 +108,15 @@ func (r *Registry) RemoveRemote(ns, grouped string) {
 	if s == nil {
 		return
 	}
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	s.mu.Lock()
-	had := s.datum || len(s.ephemeral) > 0
-	s.datum = false
-	s.setDatumOrder(nil)
 	if len(s.ephemeral) > 0 {
 		s.ephemeral = map[string]*Instance{}
 		s.touch(r.nowMillis())
 	}
 	s.mu.Unlock()
-	if had {
-		r.emit(ns, grouped, ChangedEphemeral|ChangedRemote)
-	}
+	r.emitEdit(ns, grouped, ChangedEphemeral|ChangedRemote, EditClear, "", nil)
 }
 
 // acquire gives the ephemeral instances of a service this node has just
@@ -367,7 +212,7 @@ func (r *Registry) BeatTimes(owned func(grouped string) bool, since int64, all b
 	for _, ref := range r.servicesUnordered() {
 		s := ref.svc
 		s.mu.RLock()
-		if !s.datum || len(s.ephemeral) == 0 {
+		if len(s.ephemeral) == 0 {
 			s.mu.RUnlock()
 			continue
 		}

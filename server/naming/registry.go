@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -153,6 +154,9 @@ type Registry struct {
 
 // Service is one service: its CP metadata and its two instance lists.
 type Service struct {
+	// emitMu orders the changes that edit the ephemeral list (emitEdit):
+	// taken before mu, released after the change is emitted
+	emitMu        sync.Mutex
 	mu            sync.RWMutex
 	meta          ServiceMeta
 	persisted     bool                 // meta is in the CP store
@@ -167,12 +171,7 @@ type Service struct {
 	checksum      string
 	dirty         bool
 	finalizeCount int
-	datum         bool     // holds a Distro datum (an ephemeral list was written here or received)
-	datumOrder    []string // datum keys in the order Java's datum lists them (ephemeral.go)
-	datumSum      string   // Instances checksum of the ephemeral list; "" after a change
-	datumHash     []int32  // their Java hash codes (filled when needed)
-	datumCap      int      // the HashMap capacity datumOrder is sorted for (0: not known sorted)
-	owned         bool     // this node was the service's owner at the last sweep
+	owned         bool // this node was the service's owner at the last sweep
 	// deregistered holds when ephemeral instances were explicitly
 	// deregistered (datum key → ms), for deregisterQuiet (beat.go)
 	deregistered map[string]int64
@@ -317,26 +316,30 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 	}
 	key := r.addInstance(s.ephemeral, &in, true)
 	delete(s.deregistered, key)
-	s.datumPut(key)
 	s.touch(now)
 	s.mu.Unlock()
-	r.emit(f.NamespaceID, f.ServiceName, ChangedEphemeral)
+	r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditPut, key, nil)
+	s.emitMu.Unlock()
 	return nil
 }
 
-// lockLive returns the service, created if needed, write-locked and not
-// removed (a service dropped concurrently is looked up again).
+// lockLive returns the service, created if needed, not removed (a service
+// dropped concurrently is looked up again), with s.emitMu and s.mu
+// (write) held: the caller releases s.mu, emits its change (emitEdit),
+// then releases s.emitMu.
 func (r *Registry) lockLive(ns, grouped string) (*Service, error) {
 	for {
 		s, err := r.getOrCreate(ns, grouped)
 		if err != nil {
 			return nil, err
 		}
+		s.emitMu.Lock()
 		s.mu.Lock()
 		if !s.removed {
 			return s, nil
 		}
 		s.mu.Unlock()
+		s.emitMu.Unlock()
 	}
 }
 
@@ -381,7 +384,6 @@ func generateID(in *Instance, list map[string]*Instance) string {
 
 func (s *Service) touch(now int64) {
 	s.renders = nil
-	s.datumSum = ""
 	s.version++
 	s.lastModified = now
 	s.dirty = true
@@ -405,6 +407,8 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 			return nil
 		})
 	}
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	s.mu.Lock()
 	if _, ok := s.meta.Clusters[in.ClusterName]; !ok {
 		s.meta.addCluster(NewClusterMeta(in.ClusterName))
@@ -412,7 +416,6 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	_, found := s.ephemeral[key]
 	delete(s.ephemeral, key)
 	if found {
-		s.datumRemove(key)
 		s.touch(r.nowMillis())
 		if s.deregistered == nil {
 			s.deregistered = map[string]int64{}
@@ -421,7 +424,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	}
 	s.mu.Unlock()
 	if found {
-		r.emit(f.NamespaceID, f.ServiceName, ChangedEphemeral)
+		r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditRemove, key, nil)
 	}
 	return nil
 }
@@ -596,6 +599,9 @@ func (r *Registry) Sweep(now time.Time) {
 	for _, ref := range r.servicesUnordered() {
 		s := ref.svc
 		owner := r.responsible(ref.name)
+		if owner { // it may expire instances (emitEdit)
+			s.emitMu.Lock()
+		}
 		s.mu.Lock()
 		for key, at := range s.deregistered {
 			if ms-at >= deregisterQuiet {
@@ -618,6 +624,7 @@ func (r *Registry) Sweep(now time.Time) {
 			s.beatsReported = false // this node reports them now
 		}
 		changed := false
+		var expired []string
 		for key, o := range s.ephemeral {
 			if o.Marked {
 				continue
@@ -629,7 +636,7 @@ func (r *Registry) Sweep(now time.Time) {
 			}
 			if !r.cfg.DisableExpiry && ms-o.LastBeat > o.IPDeleteTimeout() {
 				delete(s.ephemeral, key)
-				s.datumRemove(key)
+				expired = append(expired, key)
 				changed = true
 				r.log.Info("instance expired", "service", s.meta.Name, "ip", o.IP, "port", o.Port)
 			}
@@ -643,8 +650,14 @@ func (r *Registry) Sweep(now time.Time) {
 			// status rounds (up to 5 s more before the other members list
 			// the instance unhealthy); the owner's datum is the truth, so
 			// it goes out at once
-			r.emit(ref.ns, ref.name, ChangedEphemeral|ChangedHealth)
+			edit := EditNone
+			if len(expired) > 0 {
+				edit = EditRemove
+				slices.Sort(expired) // Java's check deletes them one by one; any order gives the same list
+			}
+			r.emitEdit(ref.ns, ref.name, ChangedEphemeral|ChangedHealth, edit, "", expired)
 		}
+		s.emitMu.Unlock()
 	}
 }
 
@@ -735,6 +748,8 @@ func (r *Registry) CleanEmptyServices() {
 
 // dropService removes a local (not persisted) service if it is still s.
 func (r *Registry) dropService(ns, name string, s *Service) {
+	s.emitMu.Lock()
+	defer s.emitMu.Unlock()
 	s.mu.Lock()
 	s.removed = true
 	s.mu.Unlock()
@@ -743,7 +758,7 @@ func (r *Registry) dropService(ns, name string, s *Service) {
 		delete(r.namespaces[ns], name) // the namespace stays, as in Java's serviceMap
 	}
 	r.mu.Unlock()
-	r.emit(ns, name, ChangedMeta)
+	r.emitEdit(ns, name, ChangedMeta|ChangedRemoved, EditNone, "", nil)
 }
 
 // Counts returns the number of services and instances (all namespaces).

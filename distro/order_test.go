@@ -1,4 +1,4 @@
-package naming
+package distro
 
 import (
 	"math/rand/v2"
@@ -16,31 +16,31 @@ import (
 func TestDatumOrderIncremental(t *testing.T) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
-	var s Service
+	var o order
 	var model []string
 	for step := range 20000 {
 		key := "10.0." + strconv.Itoa(rng.IntN(4)) + "." + strconv.Itoa(rng.IntN(200)) + ":8080:unknown:DEFAULT"
 		switch r := rng.IntN(100); {
 		case r < 65:
-			s.datumPut(key)
+			o.put(key)
 			old := len(model)
 			if !slices.Contains(model, key) {
 				model = append(model, key)
 			}
 			model = compat.JavaHashOrderStrings(model, compat.JavaHashCapacity(old, len(model)))
 		case r < 99:
-			s.datumRemove(key)
+			o.remove(key)
 			old := len(model)
 			model = compat.JavaHashOrderStrings(model, compat.JavaHashCapacity(old, old))
 			model = slices.DeleteFunc(model, func(k string) bool { return k == key })
 		default: // a list received from the owner keeps its order
 			got := slices.Clone(model)
 			rng.Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
-			s.setDatumOrder(got)
+			o.set(got)
 			model = slices.Clone(got)
 		}
-		if !slices.Equal(s.datumOrder, model) {
-			t.Fatalf("step %d: order %v, Java's refill gives %v", step, s.datumOrder, model)
+		if !slices.Equal(o.keys, model) {
+			t.Fatalf("step %d: order %v, Java's refill gives %v", step, o.keys, model)
 		}
 	}
 }
