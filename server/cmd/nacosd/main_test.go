@@ -74,6 +74,7 @@ func startBinary(t *testing.T, bin, dir string, port int) *proc {
 	var log bytes.Buffer
 	cmd := exec.Command(bin, "-port", strconv.Itoa(port), "-host", "127.0.0.1", "-ip", "127.0.0.1",
 		"-data-dir", dir, "-raft-addr", "127.0.0.1:0", "-push-addr", "127.0.0.1:0", "-log-level", "warn")
+	cmd.Dir = filepath.Dir(dir) // logs/ (the audit trail) beside the data, never in the source tree
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -129,6 +129,7 @@ func launchWith(t *testing.T, memLimitKiB, dir string, port int, extra ...string
 	if memLimitKiB != "" {
 		cmd = exec.Command("/bin/sh", append([]string{"-c", `ulimit -v ` + memLimitKiB + ` && exec "$0" "$@"`, bin}, args...)...)
 	}
+	cmd.Dir = filepath.Dir(dir) // logs/ (the audit trail) beside the data, never in the source tree
 	n := &node{t: t, cmd: cmd, base: "http://127.0.0.1:" + strconv.Itoa(port) + "/nacos",
 		log: &syncBuffer{}, client: &http.Client{Timeout: 20 * time.Second}, done: make(chan struct{})}
 	n.cmd.Stdout, n.cmd.Stderr = n.log, n.log
