@@ -200,7 +200,9 @@ func probeCAS(cl *Client, n *Node, nm Names) (bool, error) {
 		return false, fmt.Errorf("jepsen: CAS probe: publish: %s %d %s", o, put.Status, put.Err)
 	}
 	cas := &Op{Kind: CfgCAS, Key: "jcasprobe", Value: "two", CAS: MD5Hex("not the content")}
-	switch o := w.perform(cl, n, cas); {
+	o := w.perform(cl, n, cas)
+	cas.Outcome = o
+	switch {
 	case o == OK:
 		return false, nil
 	case casRefused(cas):

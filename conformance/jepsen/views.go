@@ -234,6 +234,9 @@ func (v *view) supersededAt(s *version) int64 {
 // to be current: 0 for a fresh read, -1 when no write explains the value.
 func (v *view) staleness(o obs, r *Op) int64 {
 	src := v.sources(o.present, o.value, r.Invoke, r.Complete)
+	if len(src) == 0 && !o.present {
+		src = []*version{initial} // the initial state, seen late
+	}
 	if len(src) == 0 {
 		return -1
 	}
