@@ -122,7 +122,16 @@ func TestBoundedStaleness(t *testing.T) {
 		return h.run
 	}
 	mustPass(t, CheckBounded(mk(1500), time.Second, opts()))
-	mustFail(t, CheckBounded(mk(4000), time.Second, opts()), 1, "cfg/k is not linearizable")
+	mustFail(t, CheckBounded(mk(4000), time.Second, opts()), 1, "read cfg/k = \"a\" 2.990s stale")
+
+	// no single read is too stale, but together they are: b was read
+	// before 101 ms, so a (written before b) cannot be read after 1.5 s
+	both := newHist()
+	both.put(1, 0, "k", "a", 0, 10)
+	both.put(2, 0, "k", "b", 20, 2000) // slow to acknowledge
+	both.get(3, 1, "k", "b", 100, 101)
+	both.get(4, 2, "k", "a", 1500, 1501)
+	mustFail(t, CheckBounded(both.run, time.Second, opts()), 1, "cfg/k is not linearizable")
 
 	// a cut-off node's reads are left out of 1b
 	h := newHist()

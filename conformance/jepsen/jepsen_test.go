@@ -117,6 +117,13 @@ func TestJepsenReplay(t *testing.T) {
 }
 
 func report(t *testing.T, run *Run, opt Options, out string) {
+	if s := os.Getenv("NACOSD_JEPSEN_LIN_TIMEOUT"); s != "" {
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			t.Fatalf("NACOSD_JEPSEN_LIN_TIMEOUT=%q: %v", s, err)
+		}
+		opt.Lin.Timeout = d
+	}
 	start := time.Now()
 	rep := Check(run, opt)
 	md := rep.Markdown()

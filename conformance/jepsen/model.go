@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"time"
 
 	"github.com/anishathalye/porcupine"
 )
@@ -286,9 +287,16 @@ func casRefused(op *Op) bool {
 }
 
 // returnTime is when porcupine must have linearized op: its completion,
-// or never for an unknown outcome.
-func returnTime(op *Op) int64 {
+// or for an unknown outcome its invocation plus the horizon (0: never).
+func returnTime(op *Op, horizon time.Duration) int64 {
 	if op.Outcome == Unknown {
+		if horizon > 0 {
+			r := op.Invoke + int64(horizon)
+			if op.Complete != math.MaxInt64 && op.Complete > r {
+				r = op.Complete
+			}
+			return r
+		}
 		return math.MaxInt64 / 2 // room for the visualization's arithmetic
 	}
 	return op.Complete

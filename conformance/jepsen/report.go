@@ -21,7 +21,7 @@ type Options struct {
 
 // DefaultOptions are `make jepsen`'s.
 func DefaultOptions() Options {
-	return Options{Stale: time.Second, Lin: LinOptions{Timeout: 2 * time.Minute}, Eph: DefaultEphOptions(), MaxShown: 12}
+	return Options{Stale: time.Second, Lin: LinOptions{Timeout: 30 * time.Second, Budget: 3 * time.Minute}, Eph: DefaultEphOptions(), MaxShown: 12}
 }
 
 // Report is every check's result and the tables.

@@ -33,6 +33,7 @@ type span struct {
 	from, to int64
 	kind     string // a situation, or a fault label
 	node     int
+	term     uint64 // leader spans
 }
 
 func (s span) overlaps(from, to int64) bool { return s.from <= to && from <= s.to }
@@ -43,6 +44,10 @@ type timeline struct {
 	iso     map[int][]span // down, paused, partitioned
 	catchup map[int][]span
 	leader  map[int][]span // the node named itself leader throughout
+	// terms: the highest term any poll had reported by each poll's
+	// completion, in completion order
+	termAt  []int64
+	termMax []uint64
 }
 
 func newTimeline(run *Run) *timeline {
@@ -62,8 +67,8 @@ func newTimeline(run *Run) *timeline {
 				continue // the first start
 			}
 			delete(open, k)
-			tl.iso[e.Node] = append(tl.iso[e.Node], span{from, e.T, names[k[1]], e.Node})
-			tl.catchup[e.Node] = append(tl.catchup[e.Node], span{e.T, e.T + int64(ConvergeBound), SitCatchingUp, e.Node})
+			tl.iso[e.Node] = append(tl.iso[e.Node], span{from: from, to: e.T, kind: names[k[1]], node: e.Node})
+			tl.catchup[e.Node] = append(tl.catchup[e.Node], span{from: e.T, to: e.T + int64(ConvergeBound), kind: SitCatchingUp, node: e.Node})
 		case EvFault:
 			fault = &span{from: e.T, to: inf, kind: e.Note, node: e.Node}
 		case EvHealed:
@@ -75,7 +80,7 @@ func newTimeline(run *Run) *timeline {
 		}
 	}
 	for k, from := range open {
-		tl.iso[k[0]] = append(tl.iso[k[0]], span{from, inf, names[k[1]], k[0]})
+		tl.iso[k[0]] = append(tl.iso[k[0]], span{from: from, to: inf, kind: names[k[1]], node: k[0]})
 	}
 	if fault != nil {
 		tl.faults = append(tl.faults, *fault)
@@ -84,6 +89,13 @@ func newTimeline(run *Run) *timeline {
 	// one term; it was leader (in its own view) from the first poll's
 	// answer to the last poll's request
 	obs := append([]LeaderObs(nil), run.Leaders...)
+	sort.SliceStable(obs, func(i, j int) bool { return obs[i].Complete < obs[j].Complete })
+	var top uint64
+	for _, o := range obs {
+		top = max(top, o.Term)
+		tl.termAt = append(tl.termAt, o.Complete)
+		tl.termMax = append(tl.termMax, top)
+	}
 	sort.SliceStable(obs, func(i, j int) bool { return obs[i].Invoke < obs[j].Invoke })
 	byNode := map[int][]LeaderObs{}
 	for _, o := range obs {
@@ -100,7 +112,7 @@ func newTimeline(run *Run) *timeline {
 				j++
 			}
 			if j > i {
-				tl.leader[n] = append(tl.leader[n], span{list[i].Complete, list[j].Invoke, "leader", n})
+				tl.leader[n] = append(tl.leader[n], span{from: list[i].Complete, to: list[j].Invoke, kind: "leader", node: n, term: list[i].Term})
 			}
 			i = j + 1
 		}
@@ -108,15 +120,27 @@ func newTimeline(run *Run) *timeline {
 	return tl
 }
 
-// leaderThroughout reports whether node named itself leader throughout
-// [from, to].
+// leaderThroughout reports whether node named itself leader in one term
+// throughout [from, to], and no poll of any node had reported a higher
+// term by then (a leader that was paused names itself leader for a while
+// after it resumes, while the others already follow a newer one: its
+// reads are a deposed leader's).
 func (tl *timeline) leaderThroughout(node int, from, to int64) bool {
 	for _, s := range tl.leader[node] {
 		if s.from <= from && to <= s.to {
-			return true
+			return tl.highestTerm(to) <= s.term
 		}
 	}
 	return false
+}
+
+// highestTerm is the highest term reported by a poll completed by t.
+func (tl *timeline) highestTerm(t int64) uint64 {
+	i := sort.Search(len(tl.termAt), func(i int) bool { return tl.termAt[i] > t })
+	if i == 0 {
+		return 0
+	}
+	return tl.termMax[i-1]
 }
 
 // isolated reports whether the node was down, paused, cut off or catching

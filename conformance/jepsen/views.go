@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // A register view is one value of the cluster's state that writes replace
@@ -228,6 +229,36 @@ func (v *view) supersededAt(s *version) int64 {
 	}
 	i := sort.Search(len(list), func(i int) bool { return list[i].inv > s.done })
 	return mins[i]
+}
+
+// supersededBy is the acknowledged write that definitely followed every
+// version of src and completed first (nil if none).
+func (v *view) supersededBy(src []*version) *version {
+	if v == nil {
+		return nil
+	}
+	var best *version
+	for _, w := range v.okAll {
+		after := true
+		for _, s := range src {
+			if w == s || (s.present && w.present && w.value == s.value) || (!s.present && !w.present) || s.done >= w.inv {
+				after = false
+				break
+			}
+		}
+		if after && (best == nil || w.done < best.done) {
+			best = w
+		}
+	}
+	return best
+}
+
+// partitionOfView is the porcupine partition a view belongs to.
+func partitionOfView(view string) string {
+	if strings.HasPrefix(view, "pi/") {
+		return view[:strings.LastIndexByte(view, '/')]
+	}
+	return view
 }
 
 // staleness is how far back a read's invocation must move for what it saw

@@ -74,7 +74,7 @@ func stopped(stop <-chan struct{}) bool {
 
 // worker is one client: runs of 5–34 ops on one node (a session), each
 // op drawn from opWeights over the small key space, an acknowledged write
-// read back at once half of the time, 20–200 ms between ops.
+// read back at once half of the time, 50–300 ms between ops.
 func (w *Workload) worker(stop <-chan struct{}, id int) {
 	rng := rand.New(rand.NewPCG(w.seed, uint64(id)))
 	cl := NewClient(w.names.ClientIP, w.timeout)
@@ -151,7 +151,7 @@ func (w *Workload) worker(stop <-chan struct{}, id int) {
 		if left < 0 {
 			left = 0
 		}
-		if !sleep(stop, time.Duration(20+rng.IntN(180))*time.Millisecond) {
+		if !sleep(stop, time.Duration(50+rng.IntN(250))*time.Millisecond) {
 			return
 		}
 	}
