@@ -2,7 +2,10 @@ package jepsen
 
 import (
 	"errors"
+	"net"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -369,6 +372,7 @@ func TestClassify(t *testing.T) {
 	}{
 		{CfgPut, 200, "true", nil, OK},
 		{CfgPut, 0, "", errors.New("i/o timeout"), Unknown},
+		{CfgPut, 0, "", &net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}, Fail},
 		{CfgPut, 500, "caused: The Raft Group [nacos_config] did not find the Leader node;", nil, Unknown},
 		{CfgPut, 503, "server is starting", nil, Fail},
 		{CfgPut, 400, "bad", nil, Fail},

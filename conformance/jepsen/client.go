@@ -3,6 +3,7 @@ package jepsen
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -75,15 +77,17 @@ func (c *Client) Get(ctx context.Context, n *Node, path string, q url.Values, ti
 	return c.Do(ctx, n, http.MethodGet, path, q, nil, nil, timeout)
 }
 
-// classify turns a transport error or an HTTP answer into an outcome.
+// classify turns a transport error or an HTTP answer into an outcome: a
+// refused connection sent nothing (a definite failure); any other
+// transport error or timeout may have reached the node (unknown).
 // okBody says whether a 200 answer acknowledges the op.
 func classify(op *Op, st int, body string, err error, okBody func(string) bool) Outcome {
 	op.Status = st
 	switch {
 	case err != nil:
 		op.Err = err.Error()
-		if st != 0 { // the body broke off
-			return Unknown
+		if st == 0 && errors.Is(err, syscall.ECONNREFUSED) {
+			return Fail // nothing was sent: the node is down
 		}
 		return Unknown
 	case st == http.StatusServiceUnavailable && strings.Contains(body, "server is starting"):
