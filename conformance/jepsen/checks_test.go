@@ -280,8 +280,24 @@ func TestEphemeral(t *testing.T) {
 	r, _ = CheckEphemeral(mk(-1, true), DefaultEphOptions())
 	mustFail(t, r, 1, "stopped instance 127.0.0.20:9171 of e still listed on node 3")
 
+	// a deregistered instance listed again 5 s after its deregistration
+	// (a late beat registered it again)
+	run := mk(-1, false)
+	run.Beaters[1].Deregister = true
+	run.Ops = append(run.Ops, &Op{ID: len(run.Ops) + 1, Client: 501, Session: 501, Node: 0, Kind: EphDereg, Key: "e", Slot: 1,
+		Outcome: OK, Invoke: 10_010 * ms, Complete: 10_020 * ms})
+	r, _ = CheckEphemeral(run, DefaultEphOptions())
+	mustFail(t, r, 1, "deregistered instance 127.0.0.20:9171 of e listed on node 1")
+	for _, op := range run.Ops {
+		if op.Kind == EphList && op.Invoke > 12_000*ms {
+			delete(op.Insts, "127.0.0.20:9171")
+		}
+	}
+	r, _ = CheckEphemeral(run, DefaultEphOptions())
+	mustPass(t, r)
+
 	// a sample of a node that was down just before is left out
-	run := mk(50_500, false)
+	run = mk(50_500, false)
 	run.Events = []Event{{T: 49_000 * ms, Kind: EvKill, Node: 1}, {T: 49_800 * ms, Kind: EvReady, Node: 1}}
 	r, _ = CheckEphemeral(run, DefaultEphOptions())
 	mustPass(t, r)

@@ -25,11 +25,16 @@ type EphOptions struct {
 	// Expiry: a stopped instance must be gone from every node this long
 	// after its last beat (Java: 30 s, checked every 5 s).
 	Expiry time.Duration
+	// Dereg: a deregistered instance must be gone from every node this
+	// long after the deregistration was acknowledged (Distro ships it in
+	// about 200–300 ms), and stay gone.
+	Dereg time.Duration
 }
 
 // DefaultEphOptions are the allowances the report states.
 func DefaultEphOptions() EphOptions {
-	return EphOptions{RegGrace: 3 * time.Second, RestartGrace: 2 * time.Second, Silence: 20 * time.Second, Expiry: 31 * time.Second}
+	return EphOptions{RegGrace: 3 * time.Second, RestartGrace: 2 * time.Second, Silence: 20 * time.Second,
+		Expiry: 31 * time.Second, Dereg: 3 * time.Second}
 }
 
 // ExpiryRow is how long a stopped instance stayed listed.
@@ -39,18 +44,23 @@ type ExpiryRow struct {
 	LastSeen  int64 // the last sample (any node, not isolated) listing it; -1 none
 	Checked   bool  // samples after LastBeat+Expiry exist
 	StaleNode int
+	Dereg     *Op // its acknowledged deregistration, if it deregistered
+	// Resurrected: listed after its deregistration (and opt.Dereg)
+	Resurrected bool
 }
 
 // CheckEphemeral is check 6: a beating instance is never missing from a
 // node's list (samples of a node down, paused or just back aside), and a
-// stopped one is gone from every node within opt.Expiry of its last beat.
+// stopped one is gone from every node within opt.Expiry of its last beat
+// (a deregistered one within opt.Dereg of its deregistration, for good).
 func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
-	r := &Result{ID: "6", Title: fmt.Sprintf("beating instances never missing; stopped ones gone within %v", opt.Expiry), Fails: true}
+	r := &Result{ID: "6", Title: fmt.Sprintf("beating instances never missing; stopped ones gone within %v, deregistered ones within %v", opt.Expiry, opt.Dereg), Fails: true}
 	tl := newTimeline(run)
 	type beats struct {
 		firstOK int64
 		okDone  []int64 // completion of acknowledged beats and registrations
 		last    int64   // completion of the last attempt
+		dereg   *Op     // the acknowledged deregistration
 	}
 	bs := map[int]*beats{}
 	for _, b := range run.Beaters {
@@ -74,6 +84,10 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 					b.firstOK = op.Complete
 				}
 				b.okDone = append(b.okDone, op.Complete)
+			}
+		case EphDereg:
+			if b := bs[op.Slot]; b != nil && op.Outcome == OK && b.dereg == nil {
+				b.dereg = op
 			}
 		case EphList:
 			if op.Outcome == OK && op.Client < finalClient {
@@ -101,6 +115,15 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 			}
 			t := s.Invoke
 			listed := s.Insts[bt.Inst]
+			// deregistered: gone within opt.Dereg, for good (a beat
+			// processed after the delete must not bring it back)
+			if b.dereg != nil && listed && t > b.dereg.Complete+int64(opt.Dereg) && tl.situation(s.Node, s.Invoke, s.Complete) == "" {
+				if !row.Resurrected {
+					r.add(fmt.Sprintf("deregistered instance %s of %s listed on node %d %.1fs after its deregistration was acknowledged",
+						bt.Inst, bt.Service, s.Node+1, float64(t-b.dereg.Complete)/1e9), b.dereg, s)
+				}
+				row.Resurrected = true
+			}
 			// stopped: gone within opt.Expiry of the last beat, on every
 			// node that is neither cut off nor catching up
 			if bt.Stopped > 0 && t > bt.Stopped && tl.situation(s.Node, s.Invoke, s.Complete) == "" {
@@ -109,7 +132,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 				}
 				if t > b.last+int64(opt.Expiry) {
 					row.Checked = true
-					if listed {
+					if listed && !row.Resurrected {
 						if row.StaleNode < 0 {
 							r.add(fmt.Sprintf("stopped instance %s of %s still listed on node %d %.1fs after its last beat (at %s)",
 								bt.Inst, bt.Service, s.Node+1, float64(t-b.last)/1e9, fmtT(b.last)), s)
@@ -136,6 +159,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 			}
 		}
 		if bt.Stopped > 0 {
+			row.Dereg = b.dereg
 			rows = append(rows, row)
 		}
 	}

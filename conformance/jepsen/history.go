@@ -71,6 +71,7 @@ const (
 	PISvcPut Kind = "pi.svcput" // PUT /v1/ns/service on a service the client just registered in
 	EphReg   Kind = "eph.reg"   // POST /v1/ns/instance ephemeral=true
 	EphBeat  Kind = "eph.beat"  // PUT /v1/ns/instance/beat
+	EphDereg Kind = "eph.dereg" // DELETE /v1/ns/instance ephemeral=true (a beater shutting down)
 
 	CfgGet  Kind = "cfg.get"  // GET /v1/cs/configs
 	BetaGet Kind = "beta.get" // GET /v1/cs/configs?beta=true
@@ -260,6 +261,9 @@ type Beater struct {
 	Inst    string `json:"inst"`    // ip:port
 	StopAt  int64  `json:"stopAt"`  // planned stop (0: beats until the end)
 	Stopped int64  `json:"stopped"` // when it stopped beating (0: never)
+	// Deregister: at its stop it deregisters the instance, as a client
+	// shutting down does, right after a beat
+	Deregister bool `json:"deregister,omitempty"`
 }
 
 // Recorder collects a run's history. Safe for concurrent use.

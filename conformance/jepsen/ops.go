@@ -121,8 +121,13 @@ func (w *Workload) perform(cl *Client, n *Node, op *Op) Outcome {
 			"ephemeral": {strconv.FormatBool(eph)}, "metadata": {meta}}
 		st, body, err := cl.Do(ctx, n, http.MethodPost, "/nacos/v1/ns/instance", nil, form, nil, timeout)
 		return classify(op, st, body, err, bodyIs("ok"))
-	case PIDereg:
-		q := url.Values{"serviceName": {op.Key}, "ip": {nm.ClientIP}, "port": {strconv.Itoa(nm.PIBase + op.Slot)}, "ephemeral": {"false"}}
+	case PIDereg, EphDereg:
+		eph := op.Kind == EphDereg
+		port := nm.PIBase + op.Slot
+		if eph {
+			port = nm.EphBase + op.Slot
+		}
+		q := url.Values{"serviceName": {op.Key}, "ip": {nm.ClientIP}, "port": {strconv.Itoa(port)}, "ephemeral": {strconv.FormatBool(eph)}}
 		st, body, err := cl.Do(ctx, n, http.MethodDelete, "/nacos/v1/ns/instance", q, nil, nil, timeout)
 		return classify(op, st, body, err, bodyIs("ok"))
 	case PIMeta:

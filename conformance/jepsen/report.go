@@ -172,13 +172,20 @@ func (rep *Report) Markdown() string {
 		fmt.Fprintf(&b, "| %s node %d | %s | %s | %d | %d | %d |\n", l.Label, l.Node+1, secs(l.At), first, l.NoLeader, l.Refusals, l.Unknowns)
 	}
 	if len(rep.Expiry) > 0 {
-		b.WriteString("\n## Stopped instances (check 6)\n\n| instance | service | stopped | last beat | last listed (node not cut off) | after the last beat |\n|---|---|---|---|---|---|\n")
+		b.WriteString("\n## Stopped instances (check 6)\n\n| instance | service | stopped | deregistered (acknowledged) | last beat | last listed (node not cut off) | after the last beat |\n|---|---|---|---|---|---|---|\n")
 		for _, e := range rep.Expiry {
 			after := "–"
 			if e.LastSeen >= 0 {
 				after = secs(e.LastSeen - e.LastBeat)
 			}
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", e.Beater.Inst, e.Beater.Service, secs(e.Beater.Stopped), secs(e.LastBeat), secs(e.LastSeen), after)
+			dereg := "no"
+			if e.Dereg != nil {
+				dereg = secs(e.Dereg.Complete)
+			} else if e.Beater.Deregister {
+				dereg = "never acknowledged"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", e.Beater.Inst, e.Beater.Service, secs(e.Beater.Stopped), dereg,
+				secs(e.LastBeat), secs(e.LastSeen), after)
 		}
 	}
 

@@ -122,9 +122,10 @@ func Execute(ctx context.Context, cfg Config) (run *Run, err error) {
 	for i := range beaters {
 		b := &Beater{ID: i, Service: names.EphNames[i%len(names.EphNames)], Inst: fmt.Sprintf("%s:%d", names.ClientIP, names.EphBase+i)}
 		// a third stop beating during the run, early enough for their
-		// expiry to be watched
+		// expiry to be watched; half of those deregister
 		if i%3 == 2 && cfg.Duration >= 90*time.Second {
 			b.StopAt = start + int64(20*time.Second) + rng.Int64N(int64(cfg.Duration-70*time.Second))
+			b.Deregister = i%2 == 1 // every other one deregisters as it stops
 		}
 		beaters[i] = b
 		work.Add(1)

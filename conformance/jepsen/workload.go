@@ -161,7 +161,8 @@ func (w *Workload) worker(stop <-chan struct{}, id int) {
 // registers it, then beats (with the beat JSON) every second, each beat to
 // a node drawn at random, trying the next node when one does not answer;
 // an answer "instance not found" (20404) makes it register again. A
-// beater with a StopAt stops beating then, without deregistering.
+// beater with a StopAt stops beating then; with Deregister it also
+// deregisters the instance, as a client shutting down does.
 func (w *Workload) beater(stop <-chan struct{}, b *Beater) {
 	rng := rand.New(rand.NewPCG(w.seed, uint64(5000+b.ID)))
 	cl := NewClient(w.names.ClientIP, w.timeout)
@@ -174,6 +175,9 @@ func (w *Workload) beater(stop <-chan struct{}, b *Beater) {
 	for {
 		if b.StopAt > 0 && w.rec.Now() >= b.StopAt {
 			b.Stopped = w.rec.Now()
+			if b.Deregister {
+				w.deregister(cl, b, session, client, rng)
+			}
 			return
 		}
 		first := rng.IntN(len(w.c.Nodes))
@@ -200,6 +204,31 @@ func (w *Workload) beater(stop <-chan struct{}, b *Beater) {
 		case <-tick.C:
 		}
 	}
+}
+
+// deregister sends a last beat and, while it is in flight, the
+// deregistration (to another node): a beat processed after the delete
+// must not bring the instance back (issue 23, defect 7). Both are
+// recorded; the deregistration is retried on another node until
+// acknowledged.
+func (w *Workload) deregister(cl *Client, b *Beater, session, client int, rng *rand.Rand) {
+	first := rng.IntN(len(w.c.Nodes))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		bc := NewClient(w.names.ClientIP, w.timeout)
+		defer bc.Close()
+		beat := &Op{Client: client, Session: session, Node: first, Kind: EphBeat, Key: b.Service, Slot: b.ID}
+		w.exec(bc, beat)
+	}()
+	for try := 0; try < 2*len(w.c.Nodes); try++ {
+		op := &Op{Client: client, Session: session, Node: (first + 1 + try) % len(w.c.Nodes), Kind: EphDereg, Key: b.Service, Slot: b.ID}
+		w.exec(cl, op)
+		if op.Outcome == OK {
+			break
+		}
+	}
+	<-done
 }
 
 // sampler lists every node's view of everything once a second: the
