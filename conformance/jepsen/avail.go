@@ -134,20 +134,49 @@ var quietWrites = map[Kind]bool{CfgPut: true, CfgCAS: true, CfgDel: true, BetaPu
 
 // CheckRefusals is check 8: a write is not refused without cause. In a
 // quiet cluster (no fault in the last RecoveryWindow, every node up)
-// every write succeeds; and a node of the majority never answers "did not
-// find the Leader node" without waiting ElectionWait for the election.
+// every write succeeds; during a fault, once a write has been
+// acknowledged after the fault began (the majority has a leader), every
+// write sent to a node of the majority succeeds (a persistent register
+// that waits on a paused Distro owner does not); and a node of the
+// majority never answers "did not find the Leader node" without waiting
+// ElectionWait for the election.
 func CheckRefusals(run *Run) *Result {
-	r := &Result{ID: "8", Title: "no write refused without cause (quiet cluster; no-leader answers without waiting for the election)", Fails: true}
+	r := &Result{ID: "8", Title: "no write refused without cause (quiet cluster; majority with a leader; no-leader answers without waiting for the election)", Fails: true}
 	tl := newTimeline(run)
-	quiet, fast := 0, 0
+	// when each fault's majority had a leader: the first acknowledged CP
+	// write invoked after the fault began
+	led := make([]int64, len(tl.faults))
+	for i, f := range tl.faults {
+		led[i] = inf
+		for _, op := range run.Ops {
+			if op.Kind.IsCP() && op.Outcome == OK && op.Invoke >= f.from && (op.Kind != PIMeta || op.Updated != 0) {
+				led[i] = min(led[i], op.Complete)
+			}
+		}
+	}
+	majority := func(op *Op) (int64, bool) {
+		for i, f := range tl.faults {
+			if op.Invoke >= led[i] && op.Invoke <= f.to {
+				return led[i], true
+			}
+		}
+		return 0, false
+	}
+	quiet, faulted, fast := 0, 0, 0
 	for _, op := range run.Ops {
 		if op.Kind.IsRead() || op.Client >= finalClient || op.Client == 0 {
 			continue
 		}
-		if quietWrites[op.Kind] && op.Outcome != OK && !casRefused(op) &&
-			tl.phaseAt(op.Invoke) == PhaseQuiet && tl.phaseAt(min(op.Complete, run.End)) == PhaseQuiet {
+		failed := quietWrites[op.Kind] && op.Outcome != OK && !casRefused(op)
+		if failed && tl.phaseAt(op.Invoke) == PhaseQuiet && tl.phaseAt(min(op.Complete, run.End)) == PhaseQuiet {
 			quiet++
 			r.add(fmt.Sprintf("%s failed on node %d in a quiet cluster", op.Kind, op.Node+1), op)
+			continue
+		}
+		if at, ok := majority(op); failed && ok && !tl.isolated(op.Node, op.Invoke, min(op.Complete, run.End)) {
+			faulted++
+			r.add(fmt.Sprintf("%s failed on node %d (in the majority, %s) although a write had been acknowledged after the fault began (at %s)",
+				op.Kind, op.Node+1, tl.phaseAt(op.Invoke), fmtT(at)), op)
 			continue
 		}
 		if op.Kind.IsCP() && strings.Contains(op.Err, noLeaderMessage) && op.Complete-op.Invoke < int64(ElectionWait) &&
@@ -157,6 +186,7 @@ func CheckRefusals(run *Run) *Result {
 				op.Node+1, tl.phaseAt(op.Invoke), float64(op.Complete-op.Invoke)/1e6), op)
 		}
 	}
-	r.Summary = fmt.Sprintf("%d writes failed in quiet phases; %d no-leader answers from the majority in under %v", quiet, fast, ElectionWait)
+	r.Summary = fmt.Sprintf("%d writes failed in quiet phases; %d on a node of a majority that had a leader; %d no-leader answers from the majority in under %v",
+		quiet, faulted, fast, ElectionWait)
 	return r
 }

@@ -321,6 +321,18 @@ func TestRefusals(t *testing.T) {
 		Err: "caused: The Raft Group [nacos_config] did not find the Leader node;"}, 50_200, 50_201)
 	mustFail(t, CheckRefusals(h.run), 1, "without waiting for the election")
 
+	// a register on node 2 times out on a paused Distro owner after the
+	// majority elected a new leader (issue 23, defect 4)
+	m := newHist()
+	m.event(EvFault, 0, 50_000, "pause-leader")
+	m.event(EvStop, 0, 50_000, "")
+	m.event(EvCont, 0, 58_000, "")
+	m.event(EvHealed, 0, 58_000, "pause-leader")
+	m.put(1, 1, "k", "a", 51_000, 52_500) // the new leader takes writes
+	m.op(Op{Client: 2, Node: 2, Kind: PIReg, Key: "s", Slot: 1, Value: "r1", Outcome: Unknown, Status: 500,
+		Err: "java.net.SocketTimeoutException: Read timed out"}, 53_000, 58_000)
+	mustFail(t, CheckRefusals(m.run), 1, "pi.reg failed on node 3 (in the majority, pause-leader)")
+
 	q := newHist()
 	q.op(Op{Client: 4, Node: 2, Kind: BetaStop, Key: "k", Outcome: Fail, Status: 200,
 		Err: `{"code":500,"message":"remove beta data error","data":false}`}, 20_000, 20_001)
