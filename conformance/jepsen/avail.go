@@ -1,6 +1,7 @@
 package jepsen
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -163,6 +164,36 @@ func CheckRefusals(run *Run) *Result {
 		return 0, false
 	}
 	quiet, faulted, fast := 0, 0, 0
+	causes := map[string]int{}
+	cause := func(op *Op) {
+		e := op.Err
+		if i := strings.Index(e, ": dial tcp"); i > 0 {
+			e = e[i+2:]
+		}
+		var body struct {
+			Message string `json:"message"`
+			Data    any    `json:"data"`
+		}
+		if json.Unmarshal([]byte(e), &body) == nil && body.Message != "" {
+			e = fmt.Sprintf("message %q data %v", body.Message, body.Data)
+		}
+		if len(e) > 90 {
+			e = e[:90] + "…"
+		}
+		causes[fmt.Sprintf("%s %d %s", op.Kind, op.Status, e)]++
+	}
+	defer func() {
+		var cs []string
+		for c := range causes {
+			cs = append(cs, c)
+		}
+		sort.Slice(cs, func(i, j int) bool {
+			return causes[cs[i]] > causes[cs[j]] || causes[cs[i]] == causes[cs[j]] && cs[i] < cs[j]
+		})
+		for _, c := range cs {
+			r.Notes = append(r.Notes, fmt.Sprintf("%d × %s", causes[c], c))
+		}
+	}()
 	for _, op := range run.Ops {
 		if op.Kind.IsRead() || op.Client >= finalClient || op.Client == 0 {
 			continue
@@ -170,19 +201,22 @@ func CheckRefusals(run *Run) *Result {
 		failed := quietWrites[op.Kind] && op.Outcome != OK && !casRefused(op)
 		if failed && tl.phaseAt(op.Invoke) == PhaseQuiet && tl.phaseAt(min(op.Complete, run.End)) == PhaseQuiet {
 			quiet++
-			r.add(fmt.Sprintf("%s failed on node %d in a quiet cluster", op.Kind, op.Node+1), op)
+			cause(op)
+			r.addKind("a write failed in a quiet cluster", fmt.Sprintf("%s failed on node %d in a quiet cluster", op.Kind, op.Node+1), op)
 			continue
 		}
 		if at, ok := majority(op); failed && ok && !tl.isolated(op.Node, op.Invoke, min(op.Complete, run.End)) {
 			faulted++
-			r.add(fmt.Sprintf("%s failed on node %d (in the majority, %s) although a write had been acknowledged after the fault began (at %s)",
+			cause(op)
+			r.addKind("a write failed on a node of a majority with a leader", fmt.Sprintf("%s failed on node %d (in the majority, %s) although a write had been acknowledged after the fault began (at %s)",
 				op.Kind, op.Node+1, tl.phaseAt(op.Invoke), fmtT(at)), op)
 			continue
 		}
 		if op.Kind.IsCP() && strings.Contains(op.Err, noLeaderMessage) && op.Complete-op.Invoke < int64(ElectionWait) &&
 			!tl.isolated(op.Node, op.Invoke, op.Complete) {
 			fast++
-			r.add(fmt.Sprintf("node %d (in the majority, %s) answered no leader after %.0f ms without waiting for the election",
+			cause(op)
+			r.addKind("no leader, answered without waiting for the election", fmt.Sprintf("node %d (in the majority, %s) answered no leader after %.0f ms without waiting for the election",
 				op.Node+1, tl.phaseAt(op.Invoke), float64(op.Complete-op.Invoke)/1e6), op)
 		}
 	}

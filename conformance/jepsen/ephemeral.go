@@ -119,7 +119,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 			// processed after the delete must not bring it back)
 			if b.dereg != nil && listed && t > b.dereg.Complete+int64(opt.Dereg) && tl.situation(s.Node, s.Invoke, s.Complete) == "" {
 				if !row.Resurrected {
-					r.add(fmt.Sprintf("deregistered instance %s of %s listed on node %d %.1fs after its deregistration was acknowledged",
+					r.addKind("deregistered instances listed again", fmt.Sprintf("deregistered instance %s of %s listed on node %d %.1fs after its deregistration was acknowledged",
 						bt.Inst, bt.Service, s.Node+1, float64(t-b.dereg.Complete)/1e9), b.dereg, s)
 				}
 				row.Resurrected = true
@@ -134,7 +134,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 					row.Checked = true
 					if listed && !row.Resurrected {
 						if row.StaleNode < 0 {
-							r.add(fmt.Sprintf("stopped instance %s of %s still listed on node %d %.1fs after its last beat (at %s)",
+							r.addKind("stopped instances listed too long", fmt.Sprintf("stopped instance %s of %s still listed on node %d %.1fs after its last beat (at %s)",
 								bt.Inst, bt.Service, s.Node+1, float64(t-b.last)/1e9, fmtT(b.last)), s)
 						}
 						row.StaleNode = s.Node
@@ -174,7 +174,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 		ops := misses[k]
 		bt := run.Beaters[k.beater]
 		label := tl.situationOrPhase(k.node, ops[0].Invoke, ops[0].Complete)
-		r.add(fmt.Sprintf("beating instance %s of %s missing from node %d in %d sample(s), first at %s (%s)",
+		r.addKind("beating instances missing", fmt.Sprintf("beating instance %s of %s missing from node %d in %d sample(s), first at %s (%s)",
 			bt.Inst, bt.Service, k.node+1, len(ops), fmtT(ops[0].Invoke), label), ops[:min(len(ops), 3)]...)
 	}
 	pct := 0.0

@@ -14,8 +14,9 @@ import (
 
 // Violation is one breach of a property, with the ops that show it.
 type Violation struct {
-	Msg string
-	Ops []*Op
+	Kind string // groups the violations of a check in the report ("" for one group)
+	Msg  string
+	Ops  []*Op
 }
 
 // Result is the outcome of one check.
@@ -33,6 +34,10 @@ func (r *Result) Failed() bool { return r.Fails && len(r.Violations) > 0 }
 
 func (r *Result) add(msg string, ops ...*Op) {
 	r.Violations = append(r.Violations, Violation{Msg: msg, Ops: ops})
+}
+
+func (r *Result) addKind(kind, msg string, ops ...*Op) {
+	r.Violations = append(r.Violations, Violation{Kind: kind, Msg: msg, Ops: ops})
 }
 
 // LinOptions tunes the porcupine checks.

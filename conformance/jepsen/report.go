@@ -196,30 +196,49 @@ func (rep *Report) Markdown() string {
 			continue
 		}
 		any = true
-		fmt.Fprintf(&b, "\n### %s. %s: %d\n\n", r.ID, r.Title, len(r.Violations))
-		for i, v := range r.Violations {
-			if i >= rep.Opt.MaxShown {
-				fmt.Fprintf(&b, "- … and %d more (all in the saved run: NACOSD_JEPSEN_REPLAY)\n", len(r.Violations)-i)
-				break
+		fmt.Fprintf(&b, "\n### %s. %s: %d\n", r.ID, r.Title, len(r.Violations))
+		var kinds []string
+		byKind := map[string][]Violation{}
+		for _, v := range r.Violations {
+			if _, ok := byKind[v.Kind]; !ok {
+				kinds = append(kinds, v.Kind)
 			}
-			fmt.Fprintf(&b, "- %s\n", v.Msg)
-			seen := map[int]bool{}
-			ops := append([]*Op(nil), v.Ops...)
-			sort.SliceStable(ops, func(i, j int) bool { return ops[i] != nil && ops[j] != nil && ops[i].Invoke < ops[j].Invoke })
-			for _, op := range ops {
-				if op == nil || seen[op.ID] {
-					continue
+			byKind[v.Kind] = append(byKind[v.Kind], v)
+		}
+		for _, k := range kinds {
+			vs := byKind[k]
+			if k != "" {
+				fmt.Fprintf(&b, "\n#### %s: %d\n", k, len(vs))
+			}
+			b.WriteString("\n")
+			for i, v := range vs {
+				if i >= rep.Opt.MaxShown {
+					fmt.Fprintf(&b, "- … and %d more (all in the saved run: NACOSD_JEPSEN_REPLAY)\n", len(vs)-i)
+					break
 				}
-				seen[op.ID] = true
-				fmt.Fprintf(&b, "  - `%s`\n", op)
+				writeViolation(&b, v)
 			}
 		}
 		for _, n := range r.Notes {
-			fmt.Fprintf(&b, "- note: %s\n", n)
+			fmt.Fprintf(&b, "- note: `%s`\n", n)
 		}
 	}
 	if !any {
 		b.WriteString("\nnone\n")
 	}
 	return b.String()
+}
+
+func writeViolation(b *strings.Builder, v Violation) {
+	fmt.Fprintf(b, "- %s\n", v.Msg)
+	seen := map[int]bool{}
+	ops := append([]*Op(nil), v.Ops...)
+	sort.SliceStable(ops, func(i, j int) bool { return ops[i] != nil && ops[j] != nil && ops[i].Invoke < ops[j].Invoke })
+	for _, op := range ops {
+		if op == nil || seen[op.ID] {
+			continue
+		}
+		seen[op.ID] = true
+		fmt.Fprintf(b, "  - `%s`\n", op)
+	}
 }

@@ -60,7 +60,7 @@ func CheckRYW(run *Run) *Result {
 				strings.Contains(strings.ToLower(op.Err), "not found") {
 				checked++
 				reg := registered[op.Key]
-				r.add(fmt.Sprintf("node %d answered a service update %q %.3fs after this client's acknowledged register in the service on the same node",
+				r.addKind("service update not found after an own register", fmt.Sprintf("node %d answered a service update %q %.3fs after this client's acknowledged register in the service on the same node",
 					op.Node+1, op.Err, float64(op.Invoke-reg.Complete)/1e9), reg, op)
 			}
 			for _, o := range observations(op, run.PISlots) {
@@ -85,7 +85,7 @@ func CheckRYW(run *Run) *Result {
 					continue
 				}
 				seen[k] = len(r.Violations)
-				r.add(fmt.Sprintf("client %d's %s on node %d, acknowledged %.1f ms before, is not in its next read there: %s",
+				r.addKind("own write missing from the next read", fmt.Sprintf("client %d's %s on node %d, acknowledged %.1f ms before, is not in its next read there: %s",
 					op.Client, p.op.Kind, op.Node+1, float64(op.Invoke-p.op.Complete)/1e6, msg),
 					append([]*Op{p.op, op}, sourceOps(src)...)...)
 			}
