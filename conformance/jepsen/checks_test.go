@@ -427,3 +427,30 @@ func TestFirewallRefusesForeignAddresses(t *testing.T) {
 		t.Fatal("a rule naming another address was allowed")
 	}
 }
+
+func TestAvailability(t *testing.T) {
+	h := newHist()
+	h.event(EvFault, 0, 50_000, "kill-leader")
+	h.event(EvKill, 0, 50_000, "")
+	h.event(EvReady, 0, 58_000, "")
+	h.event(EvHealed, 0, 58_000, "kill-leader")
+	h.put(1, 1, "k", "a", 10_000, 10_010)
+	h.op(Op{Client: 1, Node: 1, Kind: CfgPut, Key: "k", Value: "b", Outcome: Unknown, Status: 500,
+		Err: "caused: The Raft Group [nacos_config] did not find the Leader node;"}, 50_100, 50_101)
+	// a batch that updated nothing is no proof of a leader
+	h.op(Op{Client: 2, Node: 2, Kind: PIMeta, Key: "s", Mask: 1, Value: "m", Outcome: OK}, 50_200, 50_201)
+	h.put(1, 1, "k", "c", 51_000, 52_600)
+	rows, lf := Availability(h.run)
+	if len(lf) != 1 || lf[0].FirstOK == nil || lf[0].FirstOK.Value != "c" || lf[0].After != 2600*ms || lf[0].NoLeader != 1 {
+		t.Fatalf("leader faults: %+v", lf)
+	}
+	var put AvailRow
+	for _, r := range rows {
+		if r.Kind == CfgPut && r.Phase == "kill-leader" {
+			put = r
+		}
+	}
+	if put.OK != 1 || put.Unkn != 1 || put.FastNoLeader != 1 {
+		t.Fatalf("cfg.put in kill-leader: %+v", put)
+	}
+}
