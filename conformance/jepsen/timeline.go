@@ -175,17 +175,6 @@ func (tl *timeline) down(node int, from, to int64) bool {
 	return false
 }
 
-// cameBack returns the end of the node's last isolation before t (-1).
-func (tl *timeline) cameBack(node int, t int64) int64 {
-	last := int64(-1)
-	for _, s := range tl.iso[node] {
-		if s.to <= t {
-			last = max(last, s.to)
-		}
-	}
-	return last
-}
-
 // phaseAt is the cluster's phase at t.
 func (tl *timeline) phaseAt(t int64) string {
 	recovering := false
