@@ -109,6 +109,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 			stop = bt.Stopped
 		}
 		row := ExpiryRow{Beater: bt, LastBeat: b.last, LastSeen: -1, StaleNode: -1}
+		var deregFirst, deregLast, staleFirst, staleLast *Op
 		for _, s := range samples {
 			if s.Key != bt.Service {
 				continue
@@ -118,11 +119,10 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 			// deregistered: gone within opt.Dereg, for good (a beat
 			// processed after the delete must not bring it back)
 			if b.dereg != nil && listed && t > b.dereg.Complete+int64(opt.Dereg) && tl.situation(s.Node, s.Invoke, s.Complete) == "" {
-				if !row.Resurrected {
-					r.addKind("deregistered instances listed again", fmt.Sprintf("deregistered instance %s of %s listed on node %d %.1fs after its deregistration was acknowledged",
-						bt.Inst, bt.Service, s.Node+1, float64(t-b.dereg.Complete)/1e9), b.dereg, s)
+				if deregFirst == nil {
+					deregFirst = s
 				}
-				row.Resurrected = true
+				deregLast = s
 			}
 			// stopped: gone within opt.Expiry of the last beat, on every
 			// node that is neither cut off nor catching up
@@ -132,11 +132,11 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 				}
 				if t > b.last+int64(opt.Expiry) {
 					row.Checked = true
-					if listed && !row.Resurrected {
-						if row.StaleNode < 0 {
-							r.addKind("stopped instances listed too long", fmt.Sprintf("stopped instance %s of %s still listed on node %d %.1fs after its last beat (at %s)",
-								bt.Inst, bt.Service, s.Node+1, float64(t-b.last)/1e9, fmtT(b.last)), s)
+					if listed {
+						if staleFirst == nil {
+							staleFirst = s
 						}
+						staleLast = s
 						row.StaleNode = s.Node
 					}
 				}
@@ -157,6 +157,17 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 				k := miss{bt.ID, s.Node}
 				misses[k] = append(misses[k], s)
 			}
+		}
+		switch {
+		case deregFirst != nil:
+			row.Resurrected = true
+			r.addKind("deregistered instances listed again", fmt.Sprintf("deregistered instance %s of %s listed on node %d %.1fs after its deregistration was acknowledged, and until %s (%.1fs after it) on node %d",
+				bt.Inst, bt.Service, deregFirst.Node+1, float64(deregFirst.Invoke-b.dereg.Complete)/1e9,
+				fmtT(deregLast.Invoke), float64(deregLast.Invoke-b.dereg.Complete)/1e9, deregLast.Node+1), b.dereg, deregFirst, deregLast)
+		case staleFirst != nil:
+			r.addKind("stopped instances listed too long", fmt.Sprintf("stopped instance %s of %s still listed on node %d %.1fs after its last beat (at %s), and until %s (%.1fs after it) on node %d",
+				bt.Inst, bt.Service, staleFirst.Node+1, float64(staleFirst.Invoke-b.last)/1e9, fmtT(b.last),
+				fmtT(staleLast.Invoke), float64(staleLast.Invoke-b.last)/1e9, staleLast.Node+1), staleFirst, staleLast)
 		}
 		if bt.Stopped > 0 {
 			row.Dereg = b.dereg
