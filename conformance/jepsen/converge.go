@@ -93,10 +93,25 @@ func CheckConvergence(run *Run, bound time.Duration) (*Result, []Recovery) {
 	vs := buildViews(run)
 	tl := newTimeline(run)
 	var recs []Recovery
-	for n, spans := range tl.iso {
-		for _, s := range spans {
+	nodes := make([]int, 0, len(tl.iso))
+	for n := range tl.iso {
+		nodes = append(nodes, n)
+	}
+	sort.Ints(nodes)
+	for _, n := range nodes {
+		for _, s := range tl.iso[n] {
 			if s.to == inf {
 				continue
+			}
+			// a restarted node may answer before the checker's liveness
+			// probe sees it: its first answer is when it came back
+			back := s.to
+			if s.kind == SitDown {
+				for _, op := range run.Ops {
+					if op.Node == n && op.Outcome == OK && op.Invoke > s.from && op.Invoke < back {
+						back = op.Invoke
+					}
+				}
 			}
 			// the window: until the node's or the cluster's next fault
 			end := run.End
@@ -105,24 +120,24 @@ func CheckConvergence(run *Run, bound time.Duration) (*Result, []Recovery) {
 					end = f.from
 				}
 			}
-			rec := Recovery{Node: n, Kind: s.kind, Back: s.to, Window: end - s.to, Converged: 0}
+			rec := Recovery{Node: n, Kind: s.kind, Back: back, Window: end - back, Converged: 0}
 			lastStale := int64(-1)
 			for _, op := range run.Ops {
 				if op.Node != n || !op.Kind.IsRead() || op.Outcome != OK || op.Kind == EphList ||
-					op.Client >= finalClient || op.Invoke < s.to || op.Invoke > end {
+					op.Client >= finalClient || op.Invoke < back || op.Invoke > end {
 					continue
 				}
 				rec.Reads++
 				age := readStaleness(vs, op, run.PISlots)
 				if age < 0 || age > int64(bound) {
 					lastStale = max(lastStale, op.Invoke)
-					if op.Invoke > s.to+int64(ConvergeBound) && (rec.Worst == nil || age > rec.WorstAge || age < 0) {
+					if op.Invoke > back+int64(ConvergeBound) && (rec.Worst == nil || age > rec.WorstAge || age < 0) {
 						rec.Worst, rec.WorstAge = op, age
 					}
 				}
 			}
 			if lastStale >= 0 {
-				rec.Converged = lastStale - s.to
+				rec.Converged = lastStale - back
 			}
 			if rec.Reads == 0 {
 				rec.Converged = -1
