@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test
+.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
 
 # The binary knows its build (`nacosd version`, the start-up log, metrics,
 # the console): the go command stamps the VCS revision unless -buildvcs=false
@@ -106,6 +106,14 @@ conformance:
 # restart, a client losing its server (conformance/cluster/run.sh).
 cluster-test:
 	bash conformance/cluster/run.sh
+
+# The fault-injection checker of issue 23 (conformance/jepsen/README.md):
+# three nodes on 127.0.0.21-23, kill -9, SIGSTOP and iptables partitions
+# drawn from SEED (default: random, printed) for DURATION (default 3m), the
+# recorded histories checked (porcupine, read-your-writes, convergence,
+# beating instances...). As root (iptables, installed when missing).
+jepsen:
+	NACOSD_JEPSEN_DURATION=$(DURATION) NACOSD_JEPSEN_SEED=$(SEED) bash conformance/jepsen/run.sh
 
 # Throughput, cross-node visibility and checksum cost of a three-node
 # cluster (figures in docs/benchmarks.md; not in CI).
