@@ -1,6 +1,7 @@
 package raftstore
 
 import (
+	"errors"
 	"net"
 	"time"
 
@@ -34,13 +35,35 @@ func listenTCP(bind string, advertise net.Addr) (*tcpStreamLayer, error) {
 	return t, nil
 }
 
-// Dial implements raft.StreamLayer.
+// transportTimeout bounds one raft RPC's I/O (store.go).
+const transportTimeout = 3 * time.Second
+
+// synRetry is how often Dial sends a fresh SYN to a peer that does not
+// answer (a partition dropping packets): the kernel's own retransmissions
+// come after 1, 3, 7… s, so a peer reachable again waits for the next of
+// them; a fresh attempt every synRetry connects within it.
+const synRetry = 250 * time.Millisecond
+
+// Dial implements raft.StreamLayer: attempts of synRetry each until the
+// timeout; an answer other than silence (a refused connection: the peer is
+// down) ends it at once, for raft's own backoff.
 func (t *tcpStreamLayer) Dial(addr raft.ServerAddress, timeout time.Duration) (net.Conn, error) {
-	d := net.Dialer{Timeout: timeout}
-	if t.source != nil {
-		d.LocalAddr = t.source
+	deadline := time.Now().Add(timeout)
+	for {
+		attempt := min(synRetry, time.Until(deadline))
+		if attempt <= 0 {
+			attempt = time.Millisecond
+		}
+		d := net.Dialer{Timeout: attempt}
+		if t.source != nil {
+			d.LocalAddr = t.source
+		}
+		c, err := d.Dial("tcp", string(addr))
+		var ne net.Error
+		if err == nil || !errors.As(err, &ne) || !ne.Timeout() || !time.Now().Before(deadline) {
+			return c, err
+		}
 	}
-	return d.Dial("tcp", string(addr))
 }
 
 // Accept implements net.Listener.
