@@ -136,6 +136,22 @@ func TestBoundedStaleness(t *testing.T) {
 	both.get(4, 2, "k", "a", 1500, 1501)
 	mustFail(t, CheckBounded(both.run, time.Second, opts()), 1, "cfg/k is not linearizable")
 
+	// right after the leader is lost a majority read may be as stale as
+	// the election takes (ElectionBound), not later
+	lost := func(readAt int64) *Run {
+		h := newHist()
+		h.put(1, 0, "k", "a", 0, 10)
+		h.put(1, 0, "k", "b", 1000, 1010)
+		h.event(EvFault, 0, 1005, "pause-leader")
+		h.event(EvStop, 0, 1005, "")
+		h.event(EvCont, 0, 9000, "")
+		h.event(EvHealed, 0, 9000, "")
+		h.get(2, 1, "k", "a", readAt, readAt+5)
+		return h.run
+	}
+	mustPass(t, CheckBounded(lost(3000), time.Second, opts()))
+	mustFail(t, CheckBounded(lost(5000), time.Second, opts()), 1, "3.990s stale")
+
 	// a cut-off node's reads are left out of 1b
 	h := newHist()
 	h.put(1, 0, "k", "a", 0, 10)

@@ -24,6 +24,28 @@ const (
 // RecoveryWindow follows each fault before the cluster counts as quiet.
 const RecoveryWindow = 5 * time.Second
 
+// ElectionBound is the staleness docs/cluster.md allows a member of the
+// majority right after the leader is lost (killed, paused, cut off): a
+// follower learns that an entry it holds is committed with the leader's
+// next message, so what the lost leader committed last becomes readable on
+// the others only once a new leader is elected (an election timeout of 1 s,
+// randomised up to 2 s, then the vote).
+const ElectionBound = 3 * time.Second
+
+// leaderLost reports whether t falls within ElectionBound of the start of
+// a fault that took the leader away.
+func (tl *timeline) leaderLost(t int64) bool {
+	for _, f := range tl.faults {
+		switch f.kind {
+		case "kill-leader", "pause-leader", "partition-leader":
+			if f.from <= t && t <= f.from+int64(ElectionBound) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ConvergeBound is how soon after a node comes back (restarted, resumed,
 // healed) its data must be the others' (check 3); reads within it are the
 // node's catch-up and are left out of the bounded-staleness check.
