@@ -1,6 +1,7 @@
 package distro
 
 import (
+	"github.com/nacosd/nacosd/compat"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -90,4 +91,18 @@ func (d *Distro) OnBeats(body []byte) error {
 		}
 	}
 	return nil
+}
+
+// trustBeats records the last beats a list from a nacosd member carries:
+// that member's copy is its owner's (the owner ships its list and reports
+// its beats every second), so a member that later owns the service (a
+// restarted one, which loaded its lists) expires exactly the instances
+// that stopped beating. A Java member's lists carry the beats of the last
+// sync only: not recorded, the new owner gives them a fresh window.
+func (d *Distro) trustBeats(ref ServiceRef, list []compat.DistroInstance) {
+	beats := make(map[string]int64, len(list))
+	for _, in := range list {
+		beats[DatumKey(in)] = in.LastBeat
+	}
+	d.cfg.Store.ApplyBeatTimes(ref, beats)
 }

@@ -54,3 +54,28 @@ func TestBeatRoundsReachNacosdMembers(t *testing.T) {
 		t.Fatal("a bad body was accepted")
 	}
 }
+
+// TestListsFromNacosdCarryBeats: a list a nacosd member sends carries its
+// true last beats (that member hears its owner's beat reports): they are
+// recorded, so a member that later owns the service (a restarted one,
+// which loaded its lists) expires exactly the stopped instances; a Java
+// member's sync (no source) is not trusted for them.
+func TestListsFromNacosdCarryBeats(t *testing.T) {
+	d, st, _, _ := newDistro(t, nodeB)
+	svc := svcOwnedBy(t, nodeA)
+	body := []byte(`{"com.alibaba.nacos.naming.iplist.ephemeral.public##` + svc + `":{"key":"com.alibaba.nacos.naming.iplist.ephemeral.public##` + svc +
+		`","value":{"instanceList":[{"ip":"10.0.0.1","port":80,"weight":1.0,"healthy":true,"enabled":true,"ephemeral":true,"clusterName":"DEFAULT","serviceName":"` + svc +
+		`","metadata":{},"lastBeat":1700000000123,"marked":false,"app":"DEFAULT","instanceId":"10.0.0.1#80#DEFAULT#` + svc + `"}]},"timestamp":1}}`)
+	if err := d.OnDatums(body, Sender{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := st.beats[ServiceRef{"public", svc}]; ok {
+		t.Fatal("a Java member's list was trusted for its beats")
+	}
+	if err := d.OnDatums(body, Sender{Addr: nodeA}); err != nil {
+		t.Fatal(err)
+	}
+	if got := st.beats[ServiceRef{"public", svc}]["10.0.0.1:80:unknown:DEFAULT"]; got != 1700000000123 {
+		t.Fatalf("recorded beats %v", st.beats)
+	}
+}

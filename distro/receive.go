@@ -91,6 +91,9 @@ func (d *Distro) OnDatums(body []byte, from Sender) error {
 		if err := d.cfg.Store.Apply(ref, list); err != nil {
 			return err
 		}
+		if from.Addr != "" { // a nacosd member's sync
+			d.trustBeats(ref, datums[k].Instances)
+		}
 	}
 	if len(refused) > 0 {
 		return ErrRefused{Keys: refused}

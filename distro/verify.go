@@ -193,7 +193,7 @@ func (d *Distro) processChecksums(ctx context.Context, source, view string, sums
 		rec.FetchFailed = true
 		return
 	}
-	n, err := d.applyPayload(resp.Body, d.owed(source))
+	n, err := d.applyPayload(resp.Body, d.owed(source), resp.Header.Get(HeaderSource) != "")
 	if err != nil {
 		d.log.Warn("distro: bad datum payload", "source", source, "err", err)
 		rec.FetchFailed = true
@@ -257,7 +257,7 @@ func (d *Distro) OwnedCounts() map[string]int {
 // keys that are not ephemeral instance lists are ignored. A list this
 // node owes the owner (its own list of the service has yet to reach it:
 // OnDatums) is added to the local one instead.
-func (d *Distro) applyPayload(body []byte, owes func(ServiceRef) bool) (int, error) {
+func (d *Distro) applyPayload(body []byte, owes func(ServiceRef) bool, nacosd bool) (int, error) {
 	datums, err := d.parser.Parse(body)
 	if err != nil {
 		return 0, err
@@ -277,6 +277,9 @@ func (d *Distro) applyPayload(body []byte, owes func(ServiceRef) bool) (int, err
 			errs = append(errs, err)
 			continue
 		}
+		if nacosd {
+			d.trustBeats(ref, datums[k].Instances)
+		}
 		n++
 	}
 	return n, errors.Join(errs...)
@@ -287,7 +290,7 @@ func (d *Distro) applyPayload(body []byte, owes func(ServiceRef) bool) (int, err
 // the lists of the services it owns: those instances are kept (its own
 // copy of an instance in both is the fresher), and every owned list that
 // held any is shipped again, now whole.
-func (d *Distro) applySnapshot(body []byte) (int, error) {
+func (d *Distro) applySnapshot(body []byte, nacosd bool) (int, error) {
 	datums, err := d.parser.Parse(body)
 	if err != nil {
 		return 0, err
@@ -308,6 +311,9 @@ func (d *Distro) applySnapshot(body []byte) (int, error) {
 		if err := d.cfg.Store.Apply(ref, d.union(ref, datums[k].Instances, true)); err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if nacosd {
+			d.trustBeats(ref, datums[k].Instances)
 		}
 		n++
 	}
@@ -405,7 +411,7 @@ func (d *Distro) LoadOnce(ctx context.Context) bool {
 			d.log.Debug("distro: load from peer failed", "peer", peer, "err", err)
 			continue
 		}
-		n, err := d.applySnapshot(resp.Body)
+		n, err := d.applySnapshot(resp.Body, resp.Header.Get(HeaderSource) != "")
 		if err != nil {
 			d.log.Warn("distro: load payload had bad lists", "peer", peer, "err", err)
 		}

@@ -192,6 +192,7 @@ func (h *distroHandlers) datums(c *fiber.Ctx) error {
 // converter: application/octet-stream unless the client asked otherwise).
 func sendDatums(c *fiber.Ctx, b []byte) error {
 	c.Set(fiber.HeaderContentType, "application/octet-stream")
+	c.Set(distro.HeaderSource, "nacosd") // a nacosd member's lists carry its true last beats (distro/beats.go)
 	return c.Send(b)
 }
 
