@@ -1,9 +1,9 @@
 package distro
 
 import (
-	"github.com/nacosd/nacosd/compat"
 	"encoding/json"
 	"fmt"
+	"github.com/nacosd/nacosd/compat"
 	"net/http"
 	"time"
 )
