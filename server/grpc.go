@@ -69,22 +69,16 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	}
 	rc := grpcapi.DefaultConfig()
 	rc.Conns, rc.Clock, rc.Logger, rc.Auth = conns, s.cfg.Clock, s.log.With("component", "grpc"), grpcapi.NewAuth(s.auth)
-	rc.VerifyNode, rc.Applied = s.auth.Identity().Verify, s.store.AppliedIndex
+	rc.VerifyNode = s.auth.Identity().Verify
 	if gc.MaxRecvMsgSize > 0 {
 		rc.MaxRecvMsgSize = gc.MaxRecvMsgSize
 	}
-	g, err := grpcapi.New(rc)
-	if err != nil {
-		return fmt.Errorf("server: grpc: %w", err)
-	}
-	grpcapi.MountCore(g)
-	cd := grpcapi.ConfigDeps{Service: s.config, MaxContent: s.cfg.ConfigMaxContent}
-	if !s.cfg.Standalone { // CP writes on a follower go to the raft leader
+	if !s.cfg.Standalone { // CP requests on a follower go to the raft leader
 		off := gc.PortOffset
 		if off == 0 {
 			off = grpcapi.DefaultPortOffset
 		}
-		s.grpcForward = &grpcapi.LeaderForwarder{Self: s.members.SelfAddress(), Raft: s.store, Log: s.log.With("component", "grpc-forward"),
+		s.grpcForward = &grpcapi.Sender{Self: s.members.SelfAddress(), Log: s.log.With("component", "grpc-forward"),
 			Port: func(member string) string {
 				host, port, _ := net.SplitHostPort(member)
 				p, _ := strconv.Atoi(port)
@@ -93,8 +87,14 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 		if s.auth.Enabled() {
 			s.grpcForward.Sign = s.auth.Identity().Sign
 		}
-		cd.Forward = s.grpcForward
+		rc.Router, rc.Sender = s.router, s.grpcForward
 	}
+	g, err := grpcapi.New(rc)
+	if err != nil {
+		return fmt.Errorf("server: grpc: %w", err)
+	}
+	grpcapi.MountCore(g)
+	cd := grpcapi.ConfigDeps{Service: s.config, MaxContent: s.cfg.ConfigMaxContent}
 	n := grpcapi.MountConfig(g, cd)
 	if gc.MaxPushRetry > 0 {
 		n.SetMaxRetry(gc.MaxPushRetry)
@@ -144,3 +144,19 @@ func (s *Server) ConfigListeners() int {
 
 // Connections exposes the 2.x connection table (tests).
 func (s *Server) Connections() *connections.Manager { return s.conns }
+
+// GRPCForwarded counts CP requests of the gRPC edge sent to the raft leader.
+func (s *Server) GRPCForwarded() int64 {
+	if s.grpc == nil {
+		return 0
+	}
+	return s.grpc.Forwarded()
+}
+
+// GRPCRoutes lists the request types the gRPC edge answers.
+func (s *Server) GRPCRoutes() []string {
+	if s.grpc == nil {
+		return nil
+	}
+	return s.grpc.Routes()
+}
