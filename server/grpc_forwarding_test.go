@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -88,7 +89,30 @@ func grpcCPCases(t *testing.T) []grpcCPCase {
 			return nil
 		}
 	}
+	nk := remote.NamingKey{Namespace: "public", ServiceName: "fwd.svc", GroupName: "G", HasNamespace: true, HasService: true, HasGroup: true}
+	instances := func(want string) func(c *remoteclient.Client) error {
+		return func(c *remoteclient.Client) error {
+			raw, d, err := c.Do(context.Background(), &remote.ServiceQueryRequest{NamingKey: nk})
+			if err != nil || !d.Success() {
+				return fmt.Errorf("query: %v %+v", err, d)
+			}
+			si, err := remote.ParseServiceInfo(raw.Body)
+			if err != nil {
+				return err
+			}
+			if got := infoHosts(si); got != want {
+				return fmt.Errorf("instances %q, want %q", got, want)
+			}
+			return nil
+		}
+	}
+	pin := gInstance("10.5.0.1", 7000, "DEFAULT", 1, map[string]string{"p": "1"})
+	pin.Ephemeral = false
 	return []grpcCPCase{
+		{"persistent register", &remote.PersistentInstanceRequest{InstanceRequest: remote.InstanceRequest{NamingKey: nk,
+			Op: remote.RegisterInstance, HasOp: true, Instance: pin}}, instances("10.5.0.1:7000/DEFAULT/1/true/p=1")},
+		{"persistent deregister", &remote.PersistentInstanceRequest{InstanceRequest: remote.InstanceRequest{NamingKey: nk,
+			Op: remote.DeregisterInstance, HasOp: true, Instance: pin}}, instances("")},
 		{"config publish", &remote.ConfigPublishRequest{ConfigKey: key, Content: "v1"}, query("v1")},
 		{"config publish again", &remote.ConfigPublishRequest{ConfigKey: key, Content: "v2"}, query("v2")},
 		{"config remove", &remote.ConfigRemoveRequest{ConfigKey: key}, query("")},

@@ -32,6 +32,7 @@ import (
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/cluster"
 	"github.com/nacosd/nacosd/server/config"
+	"github.com/nacosd/nacosd/server/connbound"
 	"github.com/nacosd/nacosd/server/connections"
 	"github.com/nacosd/nacosd/server/console"
 	"github.com/nacosd/nacosd/server/console/live"
@@ -271,6 +272,10 @@ type Server struct {
 	grpcForward *grpcapi.Sender
 	grpcUnsub   func()
 	router      *leader.Router // CP writes of both edges to the raft leader
+
+	held            *connbound.Manager // 2.x instances of this node's connections (grpc.go)
+	grpcNaming      *grpcapi.NamingNotifier
+	grpcNamingUnsub func()
 }
 
 // New validates cfg; Start opens the stores and listeners.
