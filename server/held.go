@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -59,6 +60,7 @@ func (w heldWriter) Apply(ctx context.Context, ops []connbound.Op) []error {
 			default:
 				res = w.nacosd(ctx, owner, batch)
 			}
+			w.registerHere(owner, batch, res)
 			for j, i := range idx {
 				errs[i] = res[j]
 			}
@@ -66,6 +68,33 @@ func (w heldWriter) Apply(ctx context.Context, ops []connbound.Op) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// errUnreachable marks a write its owner could not be asked (a transport
+// failure: the owner died a moment ago and the members have not noticed).
+var errUnreachable = errors.New("server: the service's owner is unreachable")
+
+// registerHere registers here what an unreachable owner could not take:
+// a client registering while the owner of its service just died gets its
+// instance listed (Distro ships it; the next owner takes it with the next
+// beat) instead of an error its application may not survive (Java 2.x
+// registers on the member a client talks to). Beats and deregistrations
+// are retried instead.
+func (w heldWriter) registerHere(owner string, ops []connbound.Op, errs []error) {
+	var retry []connbound.Op
+	var at []int
+	for i, err := range errs {
+		if err != nil && errors.Is(err, errUnreachable) && ops[i].Kind == connbound.Register {
+			retry, at = append(retry, ops[i]), append(at, i)
+		}
+	}
+	if len(retry) == 0 {
+		return
+	}
+	w.s.log.Warn("service owner unreachable: 2.x instances registered here", "owner", owner, "instances", len(retry), "err", errs[at[0]])
+	for j, err := range w.s.ApplyHeldHere(retry) {
+		errs[at[j]] = err
+	}
 }
 
 // ApplyHeldHere applies held-instance writes on this node's registry (it
@@ -105,7 +134,7 @@ func (w heldWriter) nacosd(ctx context.Context, owner string, ops []connbound.Op
 	resp, err := w.s.peers.Do(ctx, cluster.Request{Method: http.MethodPut, Addr: owner, Path: "/v1/nacosd/instances",
 		Header: http.Header{"Content-Type": {"application/json"}}, Body: body, Timeout: 3 * time.Second})
 	if err != nil {
-		return fail(fmt.Errorf("server: held instances to %s: %w", owner, err))
+		return fail(fmt.Errorf("server: held instances to %s: %w: %w", owner, errUnreachable, err))
 	}
 	if resp.Status != http.StatusOK {
 		return fail(fmt.Errorf("server: held instances to %s: %d %s", owner, resp.Status, resp.Body))
@@ -152,7 +181,7 @@ func (w heldWriter) java(ctx context.Context, owner string, ops []connbound.Op) 
 			Header: http.Header{"User-Agent": {"Nacos-Java-Client:v1.4.8"}}, Timeout: 3 * time.Second})
 		switch {
 		case err != nil:
-			errs[i] = fmt.Errorf("server: %s of a held instance on %s: %w", op.Kind, owner, err)
+			errs[i] = fmt.Errorf("server: %s of a held instance on %s: %w: %w", op.Kind, owner, errUnreachable, err)
 		case resp.Status != http.StatusOK:
 			errs[i] = fmt.Errorf("server: %s of a held instance on %s: %d %s", op.Kind, owner, resp.Status, resp.Body)
 		}
