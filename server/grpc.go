@@ -41,6 +41,12 @@ type GRPCConfig struct {
 	// PushDelay coalesces a service's changes before 2.x subscribers are
 	// pushed (default 100 ms; Java: 500 ms).
 	PushDelay time.Duration
+	// RebalanceDelay is how long after a member joins the members compare
+	// their 2.x connection counts and move connections to it (default
+	// 10 s; negative: never, as Java without an operator);
+	// RebalanceInterval how often they compare them anyway (default 60 s;
+	// negative: only on joins).
+	RebalanceDelay, RebalanceInterval time.Duration
 }
 
 // startGRPC opens the connection table and the gRPC server with the

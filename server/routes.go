@@ -28,6 +28,7 @@ func (s *Server) routeTable(port int, reg *naming.Registry) (*httpapi.Table, err
 		httpapi.ConfigRoutes(httpapi.ConfigDeps{Service: s.config, Logger: s.log.With("component", "config"), Server: fast}),
 		httpapi.AuthRoutes(s.auth),
 		httpapi.HeldRoutes(s), // 2.x instances a member holds, written on their owner (server/held.go)
+		httpapi.LoaderRoutes(s.loaderCount),
 		httpapi.NamingRoutes(httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 			Status: s.status, SysLoad: sysLoad, Distro: s.distroDeps()}),
 		console.Routes(console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Build: s.cfg.Build, Cluster: s, Config: s.config, Hub: s.hub,

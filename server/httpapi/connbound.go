@@ -92,3 +92,15 @@ func DecodeHeldOps(b HeldBatch) ([]connbound.Op, error) {
 	}
 	return ops, nil
 }
+
+// LoaderRoutes is GET /v1/nacosd/loader: this node's number of 2.x client
+// connections ({"sdkConCount":n}, the metric of Java's
+// ServerLoaderInfoRequest), which members compare to rebalance
+// connections when one joins (node-only with auth on).
+func LoaderRoutes(sdkCount func() int) []Route {
+	return []Route{route(fiber.MethodGet, "/v1/nacosd/loader", Local, secNode(), func(c *fiber.Ctx) error {
+		out, _ := json.Marshal(map[string]int{"sdkConCount": sdkCount()})
+		c.Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(out)
+	})}
+}
