@@ -11,6 +11,7 @@ import (
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/server/naming"
+	"github.com/nacosd/nacosd/server/serviceinfo"
 )
 
 // NamingReader is what the naming handlers read of server/naming.
@@ -445,18 +446,19 @@ func (h *namingHandlers) list(_ context.Context, c *Call) (remote.Responder, err
 // query is ServiceQueryRequestHandler: the service's instances once.
 func (h *namingHandlers) query(_ context.Context, c *Call) (remote.Responder, error) {
 	req := c.Req.(*remote.ServiceQueryRequest)
-	si := h.info(req.NamingKey, selection{clusters: req.Cluster, healthyOnly: req.HealthyOnly, enabledOnly: true})
+	si := h.info(req.NamingKey, serviceinfo.Selection{Clusters: req.Cluster, HealthyOnly: req.HealthyOnly, EnabledOnly: true})
 	return &remote.ServiceInfoResponse{Response: remote.OK(), Class: remote.TypeQueryServiceResponse, ServiceInfo: si}, nil
 }
 
 // info renders a service as a 2.x read sees it now.
-func (h *namingHandlers) info(k remote.NamingKey, sel selection) *remote.ServiceInfo {
+func (h *namingHandlers) info(k remote.NamingKey, sel serviceinfo.Selection) *remote.ServiceInfo {
 	var v naming.ServiceView
 	found := false
 	if k.HasNamespace && !compat.JavaIsBlank(k.ServiceName) && !compat.JavaIsBlank(k.GroupName) {
 		v, found = h.d.Reader.View(k.Namespace, k.GroupName+"@@"+k.ServiceName)
 	}
-	return serviceInfo(v, found, k, sel, h.d.Reader.Switches().DefaultPushCacheMillis, h.d.Clock.Now().UnixMilli())
+	sel.Name, sel.Group, sel.HasName, sel.HasGroup = k.ServiceName, k.GroupName, k.HasService, k.HasGroup
+	return serviceinfo.Render(v, found, sel, h.d.Reader.Switches().DefaultPushCacheMillis, h.d.Clock.Now().UnixMilli())
 }
 
 // subscribe is SubscribeServiceRequestHandler: the service's instances
@@ -467,7 +469,7 @@ func (h *namingHandlers) subscribe(_ context.Context, c *Call) (remote.Responder
 	if err != nil {
 		return nil, err
 	}
-	si := h.info(req.NamingKey, selection{clusters: req.Clusters, enabledOnly: true})
+	si := h.info(req.NamingKey, serviceinfo.Selection{Clusters: req.Clusters, EnabledOnly: true})
 	if err := namingConn(c); err != nil {
 		return nil, err
 	}

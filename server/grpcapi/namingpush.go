@@ -8,6 +8,7 @@ import (
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/server/connections"
+	"github.com/nacosd/nacosd/server/serviceinfo"
 )
 
 // PushConfig configures NotifySubscriberRequest pushes (Java's PushConfig).
@@ -205,7 +206,9 @@ func (n *NamingNotifier) run(id svcID) {
 	cache := n.r.Switches().DefaultPushCacheMillis
 	now := n.clock.Now().UnixMilli()
 	for _, t := range ts {
-		si := serviceInfo(v, found, t.sub.key, selection{clusters: t.sub.clusters, enabledOnly: true}, cache, now)
+		k := t.sub.key
+		si := serviceinfo.Render(v, found, serviceinfo.Selection{Clusters: t.sub.clusters, EnabledOnly: true, Name: k.ServiceName,
+			Group: k.GroupName, HasName: k.HasService, HasGroup: k.HasGroup}, cache, now)
 		n.push(t.conn, id, si)
 	}
 }

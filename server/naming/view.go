@@ -14,6 +14,10 @@ type ServiceView struct {
 	// service API or by a persistent instance), which Java 2.x consults
 	// for the protect threshold.
 	HasMeta bool
+	// Metadata, Selector and Clusters are the service's (copies).
+	Metadata map[string]string
+	Selector Selector
+	Clusters []ClusterMeta
 	// Instances are copies: the persistent ones, then the ephemeral ones.
 	Instances []Instance
 }
@@ -28,7 +32,11 @@ func (r *Registry) View(ns, grouped string) (v ServiceView, ok bool) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	v = ServiceView{NamespaceID: ns, Service: grouped, ProtectThreshold: s.meta.ProtectThreshold, HasMeta: s.persisted,
-		Instances: make([]Instance, 0, len(s.persistent)+len(s.ephemeral))}
+		Metadata: cloneMap(s.meta.Metadata), Selector: s.meta.Selector, Instances: make([]Instance, 0, len(s.persistent)+len(s.ephemeral))}
+	for _, c := range s.clusters() {
+		c.Metadata = cloneMap(c.Metadata)
+		v.Clusters = append(v.Clusters, c)
+	}
 	for _, list := range [2]map[string]*Instance{s.persistent, s.ephemeral} {
 		for _, in := range list {
 			c := *in

@@ -1,4 +1,9 @@
-package grpcapi
+// Package serviceinfo renders a service as the Nacos 2.x API shows it
+// (api/naming/pojo/ServiceInfo): the hosts in Java's HashSet order, their
+// metadata in the order of the HashMap Java builds, filtered and
+// protected by ServiceUtil.selectInstancesWithHealthyProtection. The gRPC
+// edge and the HTTP Open API v2 share it.
+package serviceinfo
 
 import (
 	"sort"
@@ -9,41 +14,44 @@ import (
 	"github.com/nacosd/nacosd/server/naming"
 )
 
-// selection is what ServiceUtil.selectInstancesWithHealthyProtection is
-// asked for.
-type selection struct {
-	clusters    string // comma-separated; "" all
-	healthyOnly bool
-	enabledOnly bool
+// Selection is what ServiceUtil.selectInstancesWithHealthyProtection is
+// asked for, with the names the answer carries.
+type Selection struct {
+	Clusters    string // comma-separated; "" all
+	HealthyOnly bool
+	EnabledOnly bool
+	// Name and Group of the answer (HasName, HasGroup false: null).
+	Name, Group       string
+	HasName, HasGroup bool
 }
 
-// serviceInfo renders a service's instances as Java 2.5.1's ServiceInfo
+// Render renders a service's instances as Java 2.5.1's ServiceInfo
 // (ServiceStorage.getData + ServiceUtil.selectInstancesWithHealthyProtection):
 // the hosts in the order of the HashSet Java collects them in, filtered by
 // cluster and enabled (and health when asked), and with the protect
 // threshold applied for services with metadata. name and group are null
 // when the request had none.
-func serviceInfo(v naming.ServiceView, found bool, k remote.NamingKey, sel selection, cacheMillis, now int64) *remote.ServiceInfo {
-	si := &remote.ServiceInfo{Name: k.ServiceName, GroupName: k.GroupName, HasName: k.HasService, HasGroup: k.HasGroup,
-		Clusters: sel.clusters, CacheMillis: cacheMillis, LastRefTime: now, Hosts: []remote.Instance{}}
+func Render(v naming.ServiceView, found bool, sel Selection, cacheMillis, now int64) *remote.ServiceInfo {
+	si := &remote.ServiceInfo{Name: sel.Name, GroupName: sel.Group, HasName: sel.HasName, HasGroup: sel.HasGroup,
+		Clusters: sel.Clusters, CacheMillis: cacheMillis, LastRefTime: now, Hosts: []remote.Instance{}}
 	if !found || len(v.Instances) == 0 {
 		return si
 	}
 	all := javaHosts(v)
 	var want map[string]bool
-	if !compat.JavaIsBlank(sel.clusters) {
+	if !compat.JavaIsBlank(sel.Clusters) {
 		want = map[string]bool{}
-		for _, c := range strings.Split(sel.clusters, ",") {
+		for _, c := range strings.Split(sel.Clusters, ",") {
 			want[c] = true
 		}
 	}
 	var healthy int
 	selected := make([]remote.Instance, 0, len(all))
 	for _, in := range all {
-		if want != nil && !want[in.ClusterName] || sel.enabledOnly && !in.Enabled {
+		if want != nil && !want[in.ClusterName] || sel.EnabledOnly && !in.Enabled {
 			continue
 		}
-		if !sel.healthyOnly || in.Healthy {
+		if !sel.HealthyOnly || in.Healthy {
 			selected = append(selected, in)
 		}
 		if in.Healthy {
