@@ -107,15 +107,6 @@ func (o *object) strOr(key string) (string, error) {
 	return s, err
 }
 
-// optStr reads a String property, nil when absent or null.
-func (o *object) optStr(key string) (*string, error) {
-	s, ok, err := o.str(key)
-	if !ok || err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
 // boolean reads a boolean property; def when absent or null.
 func (o *object) boolean(key string, def bool) (bool, error) {
 	v := o.m[key]

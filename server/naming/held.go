@@ -20,10 +20,10 @@ func (r *Registry) HolderOf(ns, grouped, cluster, ip string, port int) (holder s
 	if s == nil {
 		return "", false
 	}
-	key := string(appendDatumKey(nil, ip, port, cluster))
+	key := appendDatumKey(nil, ip, port, cluster)
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	in, ok := s.ephemeral[key]
+	in, ok := s.ephemeral[string(key)]
 	if !ok {
 		return "", false
 	}
