@@ -103,6 +103,12 @@ func TestConformance2(t *testing.T) {
 		t.Fatal(err)
 	}
 	RunGRPCCorpus(ctx, cases, servers, nil, run, rs, lists)
+	// the Open API v2 (HTTP), refereed by 2.5.1 as the 1.x corpus by 1.4.8
+	reqs2, err := LoadCorpus(filepath.Join(root, "conformance", "corpus2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	RunCorpus(reqs2, servers, run, rs, lists)
 	var wg sync.WaitGroup
 	for _, s := range all {
 		for _, j := range javas {

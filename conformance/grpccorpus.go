@@ -34,7 +34,7 @@ func RunGRPCCorpus(ctx context.Context, cases []remoteclient.Case, servers []*Se
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			tg := &remoteclient.Target{Addr: s.GRPCAddr(), Vars: vars[s.Name]}
+			tg := &remoteclient.Target{Addr: s.GRPCAddr(), Vars: vars[s.Name], Reference: s.Name == TargetReference}
 			if err := tg.Open(ctx); err != nil {
 				for _, c := range cases {
 					rs.Add(Result{Scenario: "grpc-corpus/" + c.Name, Target: s.Name, Ms: -1, Detail: "connect: " + err.Error()})

@@ -38,7 +38,7 @@ func TestGRPCCorpusLive(t *testing.T) {
 			targets = append(targets, nil)
 			continue
 		}
-		tg := &remoteclient.Target{Addr: a, Vars: map[string]string{}}
+		tg := &remoteclient.Target{Addr: a, Vars: map[string]string{}, Reference: i == 1}
 		// NACOSD_GRPC_VARS_NACOSD / _JAVA: "name=value,..." (tokens)
 		for _, kv := range strings.Split(os.Getenv([]string{"NACOSD_GRPC_VARS_NACOSD", "NACOSD_GRPC_VARS_JAVA"}[i]), ",") {
 			if k, v, ok := strings.Cut(kv, "="); ok {

@@ -162,6 +162,7 @@ func (s *Server) startClusterLoops(ctx context.Context) {
 	s.clusterTasks.Every(0, 500*time.Millisecond, s.bootstrapAuth)
 	s.clusterTasks.Every(0, 250*time.Millisecond, s.watchReadiness)
 	s.members.Subscribe(func() { go s.reconcileVoters() })
+	s.startRebalance() // 2.x connections move to a member that (re)joins (rebalance.go)
 }
 
 // watchReadiness logs when this member stops being ready and why, and

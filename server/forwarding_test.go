@@ -287,5 +287,36 @@ func cpCases(token string) []cpCase {
 			cpCase{name: "deregister " + base, method: "DELETE", path: base, query: inst(b), want: "ok", read: list(b, `!"ip":"10.9.0.1"`)},
 		)
 	}
+	// the Open API v2
+	okResult := `{"code":0,"message":"success","data":"ok"}`
+	v2inst := vals("serviceName", "fw.v2", "groupName", "FW", "ip", "10.9.0.2", "port", "81", "ephemeral", "false")
+	v2list := func(want string) func(*servertest.Node) error {
+		return get("/v2/ns/instance/list", vals("serviceName", "fw.v2", "groupName", "FW"), want)
+	}
+	cs = append(cs,
+		cpCase{name: "v2 publish", method: "POST", path: "/v2/cs/config", query: vals("dataId", "fw.v2cfg", "group", "FW", "content", "v2c"),
+			want: `{"code":0,"message":"success","data":true}`, read: get("/v2/cs/config", vals("dataId", "fw.v2cfg", "group", "FW"), `"data":"v2c"`)},
+		cpCase{name: "v2 delete config", method: "DELETE", path: "/v2/cs/config", query: vals("dataId", "fw.v2cfg", "group", "FW"),
+			want: `{"code":0,"message":"success","data":true}`, read: status("/v2/cs/config", vals("dataId", "fw.v2cfg", "group", "FW"), 404)},
+		cpCase{name: "v2 register persistent", method: "POST", path: "/v2/ns/instance", query: v2inst, want: okResult, read: v2list(`"ip":"10.9.0.2"`)},
+		cpCase{name: "v2 update persistent", method: "PUT", path: "/v2/ns/instance", query: vals(append(flat(v2inst), "weight", "4")...),
+			want: okResult, read: v2list(`"weight":4.0`)},
+		cpCase{name: "v2 deregister persistent", method: "DELETE", path: "/v2/ns/instance", query: v2inst, want: okResult, read: v2list(`!"ip":"10.9.0.2"`)},
+		cpCase{name: "v2 create service", method: "POST", path: "/v2/ns/service", query: vals("serviceName", "fw.v2svc", "groupName", "FW", "protectThreshold", "0.3"),
+			want: okResult, read: get("/v2/ns/service", vals("serviceName", "fw.v2svc", "groupName", "FW"), `"protectThreshold":0.3`)},
+		cpCase{name: "v2 update service", method: "PUT", path: "/v2/ns/service", query: vals("serviceName", "fw.v2svc", "groupName", "FW", "protectThreshold", "0.6"),
+			want: okResult, read: get("/v2/ns/service", vals("serviceName", "fw.v2svc", "groupName", "FW"), `"protectThreshold":0.6`)},
+		cpCase{name: "v2 delete service", method: "DELETE", path: "/v2/ns/service", query: vals("serviceName", "fw.v2svc", "groupName", "FW"),
+			want: okResult, read: status("/v2/ns/service", vals("serviceName", "fw.v2svc", "groupName", "FW"), 400)},
+	)
 	return cs
+}
+
+// flat is the key-value list of v (one value each).
+func flat(v url.Values) []string {
+	var out []string
+	for k := range v {
+		out = append(out, k, v.Get(k))
+	}
+	return out
 }

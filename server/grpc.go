@@ -6,8 +6,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nacosd/nacosd/server/connbound"
 	"github.com/nacosd/nacosd/server/connections"
 	"github.com/nacosd/nacosd/server/grpcapi"
+	"github.com/nacosd/nacosd/server/naming"
 )
 
 // GRPCConfig configures the Nacos 2.x edge (server/grpcapi).
@@ -31,6 +33,20 @@ type GRPCConfig struct {
 	// MaxRecvMsgSize is nacos.remote.server.grpc.sdk.max-inbound-message-size
 	// (default 10 MiB).
 	MaxRecvMsgSize int
+	// HeldDropGrace is how long after a 2.x connection ends its ephemeral
+	// instances are deregistered (default 5 s, connbound.Config.DropGrace);
+	// HeldBeatInterval how often this node beats them on their owner
+	// (default 5 s). Tests shorten them.
+	HeldDropGrace, HeldBeatInterval time.Duration
+	// PushDelay coalesces a service's changes before 2.x subscribers are
+	// pushed (default 100 ms; Java: 500 ms).
+	PushDelay time.Duration
+	// RebalanceDelay is how long after a member joins the members compare
+	// their 2.x connection counts and move connections to it (default
+	// 10 s; negative: never, as Java without an operator);
+	// RebalanceInterval how often they compare them anyway (default 60 s;
+	// negative: only on joins).
+	RebalanceDelay, RebalanceInterval time.Duration
 }
 
 // startGRPC opens the connection table and the gRPC server with the
@@ -69,22 +85,16 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	}
 	rc := grpcapi.DefaultConfig()
 	rc.Conns, rc.Clock, rc.Logger, rc.Auth = conns, s.cfg.Clock, s.log.With("component", "grpc"), grpcapi.NewAuth(s.auth)
-	rc.VerifyNode, rc.Applied = s.auth.Identity().Verify, s.store.AppliedIndex
+	rc.VerifyNode = s.auth.Identity().Verify
 	if gc.MaxRecvMsgSize > 0 {
 		rc.MaxRecvMsgSize = gc.MaxRecvMsgSize
 	}
-	g, err := grpcapi.New(rc)
-	if err != nil {
-		return fmt.Errorf("server: grpc: %w", err)
-	}
-	grpcapi.MountCore(g)
-	cd := grpcapi.ConfigDeps{Service: s.config, MaxContent: s.cfg.ConfigMaxContent}
-	if !s.cfg.Standalone { // CP writes on a follower go to the raft leader
+	if !s.cfg.Standalone { // CP requests on a follower go to the raft leader
 		off := gc.PortOffset
 		if off == 0 {
 			off = grpcapi.DefaultPortOffset
 		}
-		s.grpcForward = &grpcapi.LeaderForwarder{Self: s.members.SelfAddress(), Raft: s.store, Log: s.log.With("component", "grpc-forward"),
+		s.grpcForward = &grpcapi.Sender{Self: s.members.SelfAddress(), Log: s.log.With("component", "grpc-forward"),
 			Port: func(member string) string {
 				host, port, _ := net.SplitHostPort(member)
 				p, _ := strconv.Atoi(port)
@@ -93,9 +103,35 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 		if s.auth.Enabled() {
 			s.grpcForward.Sign = s.auth.Identity().Sign
 		}
-		cd.Forward = s.grpcForward
+		rc.Router, rc.Sender = s.router, s.grpcForward
 	}
+	g, err := grpcapi.New(rc)
+	if err != nil {
+		return fmt.Errorf("server: grpc: %w", err)
+	}
+	grpcapi.MountCore(g)
+	cd := grpcapi.ConfigDeps{Service: s.config, MaxContent: s.cfg.ConfigMaxContent}
 	n := grpcapi.MountConfig(g, cd)
+	// naming: connection-bound instances kept alive by this node on their
+	// owners (server/connbound, server/held.go); pushes follow the
+	// registry's change stream as UDP pushes do
+	hc := connbound.DefaultConfig()
+	hc.Writer, hc.Self, hc.Clock, hc.Logger = heldWriter{s}, s.members.SelfAddress(), s.cfg.Clock, s.log.With("component", "held")
+	if gc.HeldDropGrace > 0 {
+		hc.DropGrace = gc.HeldDropGrace
+	}
+	if gc.HeldBeatInterval > 0 {
+		hc.BeatInterval = gc.HeldBeatInterval
+		hc.Tick = min(hc.Tick, gc.HeldBeatInterval)
+	}
+	if s.held, err = connbound.New(hc); err != nil {
+		return fmt.Errorf("server: held instances: %w", err)
+	}
+	conns.OnDisconnect(func(c *connections.Conn) { s.held.Drop(c.ID) })
+	nn := grpcapi.MountNaming(g, grpcapi.NamingDeps{Reader: s.registry, Held: s.held, Persistent: s.registry,
+		Push: grpcapi.PushConfig{Delay: gc.PushDelay}})
+	s.grpcNamingUnsub = s.registry.Changes().Subscribe(func(c naming.Change) { nn.Changed(c.NamespaceID, c.Service) })
+	s.grpcNaming = nn
 	if gc.MaxPushRetry > 0 {
 		n.SetMaxRetry(gc.MaxPushRetry)
 	}
@@ -106,14 +142,23 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 	}
 	s.conns, s.grpc, s.grpcConfig = conns, g, n
 	conns.Start()
+	s.held.Start()
 	g.Serve(ln)
 	return nil
 }
 
 // closeGRPC stops the gRPC edge: no new requests, every connection closed.
 func (s *Server) closeGRPC() {
+	if s.held != nil {
+		// first: the connections closing below must not take their
+		// instances out of the lists while their clients move elsewhere
+		s.held.Close()
+	}
 	if s.grpcUnsub != nil {
 		s.grpcUnsub()
+	}
+	if s.grpcNamingUnsub != nil {
+		s.grpcNamingUnsub()
 	}
 	if s.grpc != nil {
 		s.grpc.Close()
@@ -144,3 +189,31 @@ func (s *Server) ConfigListeners() int {
 
 // Connections exposes the 2.x connection table (tests).
 func (s *Server) Connections() *connections.Manager { return s.conns }
+
+// GRPCForwarded counts CP requests of the gRPC edge sent to the raft leader.
+func (s *Server) GRPCForwarded() int64 {
+	if s.grpc == nil {
+		return 0
+	}
+	return s.grpc.Forwarded()
+}
+
+// GRPCRoutes lists the request types the gRPC edge answers.
+func (s *Server) GRPCRoutes() []string {
+	if s.grpc == nil {
+		return nil
+	}
+	return s.grpc.Routes()
+}
+
+// HeldInstances exposes the 2.x instances this node holds (tests).
+func (s *Server) HeldInstances() *connbound.Manager { return s.held }
+
+// NamingSubscriptions is the number of (2.x connection, service)
+// subscriptions.
+func (s *Server) NamingSubscriptions() int {
+	if s.grpcNaming == nil {
+		return 0
+	}
+	return s.grpcNaming.Subscriptions()
+}

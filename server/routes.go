@@ -26,9 +26,13 @@ func (s *Server) routeTable(port int, reg *naming.Registry) (*httpapi.Table, err
 		httpapi.MigrateRoutes(s.config, s.auth),
 		// held long polls leave fasthttp until answered (server/httpapi/held.go)
 		httpapi.ConfigRoutes(httpapi.ConfigDeps{Service: s.config, Logger: s.log.With("component", "config"), Server: fast}),
+		httpapi.ConfigV2Routes(httpapi.ConfigDeps{Service: s.config, Logger: s.log.With("component", "config")}), // Open API v2
 		httpapi.AuthRoutes(s.auth),
+		httpapi.HeldRoutes(s), // 2.x instances a member holds, written on their owner (server/held.go)
+		httpapi.LoaderRoutes(s.loaderCount),
 		httpapi.NamingRoutes(httpapi.NamingDeps{Registry: reg, Push: s.push, Cluster: s, Port: port,
 			Status: s.status, SysLoad: sysLoad, Distro: s.distroDeps()}),
+		httpapi.NamingV2Routes(httpapi.NamingDeps{Registry: reg}), // Open API v2
 		console.Routes(console.Deps{ContextPath: s.cfg.ContextPath, Version: Version, Build: s.cfg.Build, Cluster: s, Config: s.config, Hub: s.hub,
 			Raft: s.raftStatus, Distro: s.distroView, AuthEnabled: s.auth.Enabled, DefaultAdminPassword: s.auth.DefaultPasswordInForce,
 			Logger: s.log.With("component", "console")}),

@@ -32,11 +32,13 @@ import (
 	"github.com/nacosd/nacosd/server/auth"
 	"github.com/nacosd/nacosd/server/cluster"
 	"github.com/nacosd/nacosd/server/config"
+	"github.com/nacosd/nacosd/server/connbound"
 	"github.com/nacosd/nacosd/server/connections"
 	"github.com/nacosd/nacosd/server/console"
 	"github.com/nacosd/nacosd/server/console/live"
 	"github.com/nacosd/nacosd/server/grpcapi"
 	"github.com/nacosd/nacosd/server/httpapi"
+	"github.com/nacosd/nacosd/server/leader"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
 )
@@ -267,8 +269,13 @@ type Server struct {
 	conns       *connections.Manager // 2.x connections (grpc.go)
 	grpc        *grpcapi.Server
 	grpcConfig  *grpcapi.ConfigNotifier
-	grpcForward *grpcapi.LeaderForwarder
+	grpcForward *grpcapi.Sender
 	grpcUnsub   func()
+	router      *leader.Router // CP writes of both edges to the raft leader
+
+	held            *connbound.Manager // 2.x instances of this node's connections (grpc.go)
+	grpcNaming      *grpcapi.NamingNotifier
+	grpcNamingUnsub func()
 }
 
 // New validates cfg; Start opens the stores and listeners.
@@ -505,8 +512,11 @@ func (s *Server) Start(ctx context.Context) (err error) {
 	if s.ops.audit != nil { // who changed what, recorded off the request path (server/audit)
 		s.app.Use(httpapi.Audit(s.cfg.ContextPath, table, s.ops.audit.Record))
 	}
+	if s.router, err = leader.New(leader.Config{State: s.store, Self: s.members.SelfAddress(), Logger: s.log.With("component", "leader")}); err != nil {
+		return fmt.Errorf("server: leader router: %w", err)
+	}
 	gd := httpapi.GateDeps{Table: table, ContextPath: s.cfg.ContextPath, Auth: s.auth, Objects: s.config,
-		Raft: s.store, Self: s.members.SelfAddress(), Distro: s.distroDeps(),
+		Raft: s.store, Self: s.members.SelfAddress(), Router: s.router, Distro: s.distroDeps(),
 		Logger: s.log.With("component", "gate"), Stats: &s.gateStats}
 	if !s.cfg.Standalone {
 		// a standalone node has no leader but itself: a write it cannot

@@ -27,23 +27,27 @@ type record struct {
 
 func loadGolden(t testing.TB) []record {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "testdata", "remote", "java-2.5.1-config.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var out []record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() {
-		var r record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+	for _, name := range []string{"java-2.5.1-config.jsonl", "java-2.5.1-naming.jsonl"} {
+		f, err := os.Open(filepath.Join("..", "testdata", "remote", name))
+		if err != nil {
 			t.Fatal(err)
 		}
-		out = append(out, r)
-	}
-	if len(out) < 20 {
-		t.Fatalf("only %d golden records", len(out))
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		n := 0
+		for sc.Scan() {
+			var r record
+			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, r)
+			n++
+		}
+		f.Close()
+		if n < 20 {
+			t.Fatalf("only %d golden records in %s", n, name)
+		}
 	}
 	return out
 }
@@ -114,6 +118,27 @@ func TestResponsesGolden(t *testing.T) {
 			req := &ConfigChangeNotifyRequest{RequestBase: RequestBase{RequestID: d.RequestID},
 				ConfigKey: ConfigKey{DataID: d.Str("dataId"), Group: d.Str("group"), Tenant: d.Str("tenant")}}
 			got = EncodeRequest(req, r.ClientIP).Body
+		case TypeInstanceResponse, TypeBatchInstanceResponse:
+			got = encodeJSON(&InstanceResponse{Response: d.Response, Class: r.Type, Op: d.Str("type")})
+		case TypeServiceListResponse:
+			l := &ServiceListResponse{Response: d.Response, Count: int(d.Int("count")), ServiceNames: []string{}}
+			d.obj.objects("serviceNames", "String", func(*object) error { return nil })
+			var names []string
+			json.Unmarshal([]byte(d.obj.m["serviceNames"].String()), &names)
+			l.ServiceNames = append(l.ServiceNames, names...)
+			got = encodeJSON(l)
+		case TypeQueryServiceResponse, TypeSubscribeServiceResponse:
+			si, err := ParseServiceInfo([]byte(r.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = encodeJSON(&ServiceInfoResponse{Response: d.Response, Class: r.Type, ServiceInfo: si})
+		case TypeNotifySubscriberRequest:
+			si, err := ParseServiceInfo([]byte(r.Body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = EncodeRequest(&NotifySubscriberRequest{RequestBase: RequestBase{RequestID: d.RequestID}, ServiceInfo: si}, r.ClientIP).Body
 		default:
 			t.Errorf("no renderer for %s", r.Type)
 			continue
@@ -164,6 +189,30 @@ func TestRequestsGolden(t *testing.T) {
 		case *ConfigQueryRequest:
 			if q.Headers.Get("NOTIFY") == "" || q.Headers.Get("Client-AppName") != "conformance" {
 				t.Errorf("query headers: %v", q.Headers)
+			}
+		case *InstanceRequest:
+			if q.Namespace != "public" || q.GroupName != "G1" || q.Instance == nil || q.Instance.IP == "" || !q.HasOp {
+				t.Errorf("instance: %+v", q)
+			}
+		case *PersistentInstanceRequest:
+			if q.Instance == nil || q.Instance.Ephemeral {
+				t.Errorf("persistent: %+v", q)
+			}
+		case *BatchInstanceRequest:
+			if q.Op != BatchRegisterInstance || len(q.Instances) == 0 || q.Instances[0] == nil {
+				t.Errorf("batch: %+v", q)
+			}
+		case *SubscribeServiceRequest:
+			if q.ServiceName == "" || !q.HasGroup || q.Headers.Get("app") != "unknown" {
+				t.Errorf("subscribe: %+v", q)
+			}
+		case *ServiceQueryRequest:
+			if !q.HasCluster || q.ServiceName == "" {
+				t.Errorf("query: %+v", q)
+			}
+		case *ServiceListRequest:
+			if q.PageNo != 1 || q.PageSize != 10 || q.GroupName != "G1" {
+				t.Errorf("list: %+v", q)
 			}
 		}
 	}

@@ -107,15 +107,6 @@ func (o *object) strOr(key string) (string, error) {
 	return s, err
 }
 
-// optStr reads a String property, nil when absent or null.
-func (o *object) optStr(key string) (*string, error) {
-	s, ok, err := o.str(key)
-	if !ok || err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
 // boolean reads a boolean property; def when absent or null.
 func (o *object) boolean(key string, def bool) (bool, error) {
 	v := o.m[key]
@@ -338,6 +329,10 @@ var classNames = func() map[string]string {
 			"ConfigBatchListenRequest", "ConfigChangeNotifyRequest", "ClientConfigMetricRequest"}},
 		{"com.alibaba.nacos.api.config.remote.response.", []string{"ConfigQueryResponse", "ConfigPublishResponse", "ConfigRemoveResponse",
 			"ConfigChangeBatchListenResponse", "ConfigChangeNotifyResponse", "ClientConfigMetricResponse"}},
+		{"com.alibaba.nacos.api.naming.remote.request.", []string{"InstanceRequest", "BatchInstanceRequest", "PersistentInstanceRequest",
+			"ServiceListRequest", "ServiceQueryRequest", "SubscribeServiceRequest", "NotifySubscriberRequest"}},
+		{"com.alibaba.nacos.api.naming.remote.response.", []string{"InstanceResponse", "BatchInstanceResponse", "ServiceListResponse",
+			"QueryServiceResponse", "SubscribeServiceResponse", "NotifySubscriberResponse"}},
 	} {
 		for _, n := range pkg.names {
 			m[n] = pkg.prefix + n
@@ -345,3 +340,84 @@ var classNames = func() map[string]string {
 	}
 	return m
 }()
+
+// int32 reads an int property; 0 when absent or null. A float is
+// truncated (ACCEPT_FLOAT_AS_INT), numeric text is parsed, a value out of
+// int's range is an error.
+func (o *object) int32(key string) (int32, error) {
+	v := o.m[key]
+	if v == nil {
+		return 0, nil
+	}
+	var n int64
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return 0, nil
+	case fastjson.TypeNumber:
+		i, err := v.Int64()
+		if err != nil {
+			f, ferr := v.Float64()
+			if ferr != nil || f > 2147483647 || f < -2147483648 {
+				return 0, &DecodeError{Class: o.class, Msg: "Numeric value (" + v.String() + ") out of range of int"}
+			}
+			i = int64(f)
+		}
+		n = i
+	case fastjson.TypeString:
+		s := strings.TrimSpace(string(v.GetStringBytes()))
+		if s == "" {
+			return 0, nil
+		}
+		i, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return 0, &DecodeError{Class: o.class, Msg: "Cannot deserialize value of type `int` from String \"" + s + "\": not a valid `int` value"}
+		}
+		n = i
+	default:
+		return 0, o.fail(key, "int", v)
+	}
+	if n > 2147483647 || n < -2147483648 {
+		return 0, &DecodeError{Class: o.class, Msg: "Numeric value (" + v.String() + ") out of range of int"}
+	}
+	return int32(n), nil
+}
+
+// float64 reads a double property; def when absent, 0 when null.
+func (o *object) float64(key string, def float64) (float64, error) {
+	v := o.m[key]
+	if v == nil {
+		return def, nil
+	}
+	switch v.Type() {
+	case fastjson.TypeNull:
+		return 0, nil
+	case fastjson.TypeNumber:
+		return v.Float64()
+	case fastjson.TypeString:
+		s := strings.TrimSpace(string(v.GetStringBytes()))
+		if s == "" {
+			return 0, nil
+		}
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return 0, &DecodeError{Class: o.class, Msg: "Cannot deserialize value of type `double` from String \"" + s + "\": not a valid `double` value"}
+		}
+		return f, nil
+	}
+	return 0, o.fail(key, "double", v)
+}
+
+// sub reads an object property: nil when absent or null.
+func (o *object) sub(key, class string) (*object, error) {
+	v := o.m[key]
+	if v == nil || v.Type() == fastjson.TypeNull {
+		return nil, nil
+	}
+	ob, err := v.Object()
+	if err != nil {
+		return nil, o.fail(key, class, v)
+	}
+	el := &object{class: o.class, m: make(map[string]*fastjson.Value, ob.Len())}
+	ob.Visit(func(k []byte, v *fastjson.Value) { el.m[string(k)] = v })
+	return el, nil
+}

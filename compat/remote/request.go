@@ -502,5 +502,11 @@ func DecodeRequest(p *Payload) (Requester, error) {
 		}
 		return r, nil
 	}
+	if r, ok, err := decodeNaming(typ, o, rb); ok {
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
 	return &Unknown{RequestBase: rb, TypeName: typ}, nil
 }

@@ -36,6 +36,13 @@ type Case struct {
 	Type    string
 	Headers map[string]string
 	NoConn  bool
+	// Naming sends on a connection labelled module=naming (Java serves
+	// naming writes only to those: "conn: naming").
+	Naming bool
+	// Wait delays the case on a reference target ("wait: <ms>"): Java 2.x
+	// serves naming reads from a cache its push task refreshes 500 ms
+	// after a write.
+	Wait    time.Duration
 	Compare []string
 	Poll    time.Duration
 	// Expect is the text a polled answer must contain to be settled ("" :
@@ -111,6 +118,7 @@ func parseCorpus(path string) ([]Case, error) {
 			}
 			if v, ok := strings.CutPrefix(t, "conn:"); ok {
 				cur.NoConn = strings.TrimSpace(v) == "none"
+				cur.Naming = strings.TrimSpace(v) == "naming"
 				continue
 			}
 			if v, ok := strings.CutPrefix(t, "compare:"); ok {
@@ -123,6 +131,12 @@ func parseCorpus(path string) ([]Case, error) {
 			}
 			if v, ok := strings.CutPrefix(t, "expect:"); ok {
 				cur.Expect = strings.TrimSpace(v)
+				continue
+			}
+			if v, ok := strings.CutPrefix(t, "wait:"); ok {
+				var ms int
+				fmt.Sscan(strings.TrimSpace(v), &ms)
+				cur.Wait = time.Duration(ms) * time.Millisecond
 				continue
 			}
 			if v, ok := strings.CutPrefix(t, "poll:"); ok {
@@ -150,7 +164,10 @@ type Answer struct {
 }
 
 // volatile are properties whose values differ between any two servers.
-var volatile = regexp.MustCompile(`"(lastModified|connectionId|md5|requestId)":("[^"]*"|-?[0-9]+)`)
+var volatile = regexp.MustCompile(`"(lastModified|connectionId|md5|requestId|lastRefTime)":("[^"]*"|-?[0-9]+)`)
+
+// connIDs are connection ids in messages ("Client [<ms>_<ip>_<port>] …").
+var connIDs = regexp.MustCompile(`\[[0-9]+_[0-9.]+_[0-9]+\]`)
 
 // Normalized returns the answer with volatile values replaced, and only
 // the named properties kept when keys is not empty or "all".
@@ -162,6 +179,7 @@ func (a Answer) Normalized(keys []string) string {
 		return a.Type
 	}
 	body := volatile.ReplaceAllString(a.Body, `"$1":"*"`)
+	body = connIDs.ReplaceAllString(body, "[*]")
 	if len(keys) == 0 || (len(keys) == 1 && keys[0] == "all") {
 		return a.Type + " " + body
 	}
@@ -181,8 +199,11 @@ type Target struct {
 	Addr string
 	// Vars replace "{name}" in headers and bodies (tokens of the target).
 	Vars map[string]string
-	conn *Client // registered (stream set up)
-	bare *Client // ServerCheckRequest only
+	// Reference marks the referee (Java): cases with a Wait wait there.
+	Reference bool
+	conn      *Client // registered (stream set up)
+	bare      *Client // ServerCheckRequest only
+	naming    *Client // registered, labelled module=naming
 }
 
 // Open dials both connections.
@@ -191,7 +212,10 @@ func (t *Target) Open(ctx context.Context) error {
 	if t.conn, err = Dial(ctx, t.Addr, Options{}); err != nil {
 		return err
 	}
-	t.bare, err = Dial(ctx, t.Addr, Options{NoStream: true})
+	if t.bare, err = Dial(ctx, t.Addr, Options{NoStream: true}); err != nil {
+		return err
+	}
+	t.naming, err = Dial(ctx, t.Addr, Options{Labels: map[string]string{"source": "sdk", "module": "naming", "AppName": "remoteclient"}})
 	return err
 }
 
@@ -202,6 +226,9 @@ func (t *Target) Close() {
 	}
 	if t.bare != nil {
 		t.bare.Close()
+	}
+	if t.naming != nil {
+		t.naming.Close()
 	}
 }
 
@@ -244,9 +271,15 @@ func (t *Target) Send(ctx context.Context, c Case, run string) Answer {
 	}
 	p := &remote.Payload{Metadata: remote.Metadata{Type: c.Type, ClientIP: "127.0.0.1", Headers: h},
 		Body: []byte(subst(c.Body))}
+	if t.Reference && c.Wait > 0 {
+		time.Sleep(c.Wait)
+	}
 	cl := t.conn
-	if c.NoConn {
+	switch {
+	case c.NoConn:
 		cl = t.bare
+	case c.Naming:
+		cl = t.naming
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()

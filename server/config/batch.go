@@ -101,7 +101,7 @@ func (s *Service) insertOnly(ctx context.Context, r PublishRequest) error {
 		in.AppName = *r.AppName
 	}
 	h := History{Nid: nid, ID: s.ids.nextID(now), DataID: r.DataID, Group: r.Group, Tenant: r.Tenant, AppName: in.AppName,
-		Content: in.Content, MD5: in.MD5, SrcUser: r.SrcUser, SrcIP: r.SrcIP, Op: "I", Modified: now}
+		Content: in.Content, MD5: in.MD5, SrcUser: r.SrcUser, SrcIP: r.SrcIP, Op: "I", Modified: now, Type: in.Type}
 	_, err := s.store.Apply(ctx, raftstore.Batch{
 		Conds: []raftstore.Cond{{Kind: raftstore.CondAbsent, Bucket: BucketInfo, Key: gk}},
 		Ops: append(append([]raftstore.Op{{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)}},

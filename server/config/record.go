@@ -124,6 +124,9 @@ type History struct {
 	SrcIP    string  `json:"srcIp,omitempty"`
 	Op       string  `json:"op"` // I, U, D
 	Modified int64   `json:"modified"`
+	// Type is the config type of the content kept (2.x's extInfo); ""
+	// in records written before it was kept.
+	Type string `json:"type,omitempty"`
 }
 
 // Tenant is a namespace (tenant_info).

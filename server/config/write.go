@@ -95,7 +95,7 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 			if r.ConfigTags != nil {
 				in.Tags = splitTags(*r.ConfigTags)
 			}
-			h.ID, h.AppName, h.Content, h.MD5, h.Op = prev.ID, prev.AppName, prev.Content, prev.MD5, "U"
+			h.ID, h.AppName, h.Content, h.MD5, h.Op, h.Type = prev.ID, prev.AppName, prev.Content, prev.MD5, "U", prev.Type
 			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketInfo, Key: gk, Rev: old.Rev})
 		} else {
 			in.ID, in.Created = s.ids.nextID(now), now
@@ -105,7 +105,7 @@ func (s *Service) Publish(ctx context.Context, r PublishRequest) error {
 			if r.ConfigTags != nil {
 				in.Tags = splitTags(*r.ConfigTags)
 			}
-			h.ID, h.AppName, h.Content, h.MD5, h.Op = s.ids.nextID(now), in.AppName, in.Content, in.MD5, "I"
+			h.ID, h.AppName, h.Content, h.MD5, h.Op, h.Type = s.ids.nextID(now), in.AppName, in.Content, in.MD5, "I", in.Type
 			b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketInfo, Key: gk})
 		}
 		b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpPut, Bucket: BucketInfo, Key: gk, Value: encode(&in)})
@@ -269,7 +269,7 @@ func (s *Service) appendDelete(b *raftstore.Batch, gk string, old raftstore.Reco
 	}
 	nid := s.ids.nextNid()
 	h := History{Nid: nid, ID: prev.ID, DataID: prev.DataID, Group: prev.Group, Tenant: prev.Tenant, AppName: prev.AppName,
-		Content: prev.Content, MD5: prev.MD5, SrcUser: srcUser, SrcIP: srcIP, Op: "D", Modified: s.nowMs()}
+		Content: prev.Content, MD5: prev.MD5, SrcUser: srcUser, SrcIP: srcIP, Op: "D", Modified: s.nowMs(), Type: prev.Type}
 	b.Conds = append(b.Conds, raftstore.Cond{Kind: raftstore.CondRev, Bucket: BucketInfo, Key: gk, Rev: old.Rev})
 	b.Ops = append(b.Ops, raftstore.Op{Kind: raftstore.OpDelete, Bucket: BucketInfo, Key: gk})
 	b.Ops = append(b.Ops, historyOps(gk, &h)...)

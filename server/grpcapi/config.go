@@ -28,9 +28,6 @@ type ConfigDeps struct {
 	Service ConfigService
 	// MaxContent is the content limit (maxContent, UTF-16 units).
 	MaxContent int
-	// Forward sends a write refused by a raft follower to the leader
-	// (nil: the write answers the follower's error).
-	Forward Forwarder
 }
 
 // Messages of the config handlers (2.5.1).
@@ -51,9 +48,15 @@ func MountConfig(s *Server, d ConfigDeps) *ConfigNotifier {
 	s.Handle(&Route{Type: remote.TypeConfigQueryRequest, Response: func() remote.Responder { return &remote.ConfigQueryResponse{} },
 		Secured: secured("r"), Params: configParams, Handle: h.query})
 	s.Handle(&Route{Type: remote.TypeConfigPublishRequest, Response: plainResp(remote.TypeConfigPublishResponse),
-		Secured: secured("w"), Params: configParams, Handle: h.publish})
+		Secured: secured("w"), Params: configParams, Handle: h.publish,
+		Refuse: func(err error) remote.Responder {
+			return remote.NewPlain(remote.TypeConfigPublishResponse, remote.Fail(remote.CodeFail, writeFailure(err)))
+		}})
 	s.Handle(&Route{Type: remote.TypeConfigRemoveRequest, Response: plainResp(remote.TypeConfigRemoveResponse),
-		Secured: secured("w"), Params: configParams, Handle: h.remove})
+		Secured: secured("w"), Params: configParams, Handle: h.remove,
+		Refuse: func(err error) remote.Responder {
+			return remote.NewPlain(remote.TypeConfigRemoveResponse, remote.Response{ResultCode: remote.CodeFail, Message: writeFailure(err), HasMessage: true})
+		}})
 	n := newConfigNotifier(s, d.Service)
 	h.n = n
 	s.Handle(&Route{Type: remote.TypeConfigBatchListenRequest, Response: func() remote.Responder { return &remote.ConfigChangeBatchListenResponse{} },
@@ -236,11 +239,7 @@ func (h *configHandlers) publish(ctx context.Context, c *Call) (remote.Responder
 		pr.Tag = tag
 	}
 	err := h.d.Service.Publish(ctx, pr)
-	if fw, ferr, done := h.forward(ctx, c, err); done {
-		return fw, nil
-	} else if ferr != nil {
-		err = ferr
-	}
+	c.Wrote(err)
 	switch {
 	case err == nil:
 		return remote.NewPlain(remote.TypeConfigPublishResponse, remote.OK()), nil
@@ -251,28 +250,6 @@ func (h *configHandlers) publish(ctx context.Context, c *Call) (remote.Responder
 		return fail(remote.CodeFail, msgCasFail)
 	}
 	return fail(remote.CodeFail, writeFailure(err))
-}
-
-// forward sends a write this node refused as a raft follower to the leader:
-// done with the leader's answer, or the error to answer instead. A
-// forwarded write that finds this node no longer leading is marked so the
-// follower tries the new leader.
-func (h *configHandlers) forward(ctx context.Context, c *Call, err error) (remote.Responder, error, bool) {
-	if err == nil || !isNotLeader(err) {
-		return nil, nil, false
-	}
-	if c.Forwarded {
-		c.NotLeader = true
-		return nil, errNotLeaderHere, false
-	}
-	if h.d.Forward == nil {
-		return nil, errNoLeader, false
-	}
-	r, ferr := h.d.Forward.Forward(ctx, c)
-	if ferr != nil {
-		return nil, ferr, false
-	}
-	return r, nil, true
 }
 
 func nullText(v string, present bool) string {
@@ -359,11 +336,7 @@ func (h *configHandlers) remove(ctx context.Context, c *Call) (remote.Responder,
 		}
 		err = h.d.Service.Delete(ctx, config.DeleteRequest{DataID: req.DataID, Group: req.Group, Tenant: tenant, Tag: tag, SrcIP: c.ClientIP()})
 	}
-	if fw, ferr, done := h.forward(ctx, c, err); done {
-		return fw, nil
-	} else if ferr != nil {
-		err = ferr
-	}
+	c.Wrote(err)
 	if err != nil {
 		return fail(writeFailure(err))
 	}

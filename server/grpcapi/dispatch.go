@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strconv"
 
 	"google.golang.org/grpc"
 
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/server/connections"
+	"github.com/nacosd/nacosd/server/leader"
 )
 
 // Call is one request reaching a handler.
@@ -22,11 +22,20 @@ type Call struct {
 	// Principal is the authenticated caller ("" with auth off).
 	Principal string
 	// Forwarded is a write another node forwarded (its client's IP in
-	// forwardedIP); NotLeader is set by a handler that found this node no
-	// longer leading for it.
+	// forwardedIP).
 	Forwarded   bool
 	forwardedIP string
-	NotLeader   bool
+	// notLeader: the handler's CP write was refused as not leader (Wrote).
+	notLeader bool
+}
+
+// Wrote records the outcome of a CP handler's write: a refusal because
+// this node is not (or no longer) the raft leader reaches the dispatcher,
+// which sends the request to the leader whatever the handler answered.
+func (c *Call) Wrote(err error) {
+	if leader.IsNotLeader(err) {
+		c.notLeader = true
+	}
 }
 
 // ClientIP is the client address Java's handlers use (RequestMeta.clientIp:
@@ -56,6 +65,18 @@ type Route struct {
 	// Handle answers the request. An error is answered as Java answers an
 	// exception escaping a handler (ErrorResponse, see errorResponse).
 	Handle func(ctx context.Context, c *Call) (remote.Responder, error)
+	// Refuse renders a CP request the leader router could not get applied
+	// (no leader, or not applied here in time) in the handler's answer
+	// class; nil: an ErrorResponse with the reason.
+	Refuse func(err error) remote.Responder
+}
+
+// refuse renders a routing failure.
+func (r *Route) refuse(err error) remote.Responder {
+	if r.Refuse != nil {
+		return r.Refuse(err)
+	}
+	return errorResponse(&Error{Code: remote.ErrServer, Msg: writeFailure(err)})
 }
 
 // Secured is a handler's @Secured: its action and how its resource is
@@ -65,8 +86,23 @@ type Secured struct {
 	Resource func(remote.Requester) string
 }
 
-// Handle adds a route (before Serve).
-func (s *Server) Handle(r *Route) { s.routes[r.Type] = r }
+// Handle adds a route (before Serve). Its type must be in the request
+// table (classes.go): a route of an undeclared type is a bug.
+func (s *Server) Handle(r *Route) {
+	if ClassOf(r.Type) == 0 {
+		panic("grpcapi: request type " + r.Type + " has no class in the request table")
+	}
+	s.routes[r.Type] = r
+}
+
+// Routes lists the request types the server answers.
+func (s *Server) Routes() []string {
+	out := make([]string, 0, len(s.routes))
+	for t := range s.routes {
+		out = append(out, t)
+	}
+	return out
+}
 
 // clusterOnly are the request classes Java serves only on its cluster port
 // (@InvokeSource cluster): sent to the SDK port they are refused.
@@ -128,29 +164,34 @@ func (s *Server) Dispatch(ctx context.Context, connID string, p *remote.Payload)
 	call := &Call{Conn: conn, Req: req, Payload: p}
 	if fwd := p.Metadata.Headers[HeaderForwarded]; fwd != "" && conn.Cluster() && s.fromNode(p) {
 		call.Forwarded, call.forwardedIP = true, p.Metadata.Headers[HeaderClientIP]
-	} else if r := s.filter(rt, call); r != nil {
+		if ClassOf(typ) == CP {
+			return s.onLeader(ctx, rt, call)
+		}
+		return s.runHandler(ctx, rt, call)
+	}
+	if r := s.filter(rt, call); r != nil {
 		return remote.Encode(r)
 	}
+	if ClassOf(typ) == CP && s.cfg.Router != nil && s.cfg.Sender != nil {
+		return s.routeCP(ctx, rt, call)
+	}
+	return s.runHandler(ctx, rt, call)
+}
+
+// runHandler runs a route's handler; a panic is answered like an exception.
+func (s *Server) runHandler(ctx context.Context, rt *Route, call *Call) (out *remote.Payload) {
 	defer func() {
 		if e := recover(); e != nil {
-			s.log.Error("grpc handler panic", "type", typ, "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
+			s.log.Error("grpc handler panic", "type", rt.Type, "panic", fmt.Sprint(e), "stack", string(debug.Stack()))
 			out = remote.Encode(errorResponse(fmt.Errorf("%v", e)))
 		}
 	}()
 	r, err := rt.Handle(ctx, call)
+	call.Wrote(err)
 	if err != nil {
 		return remote.Encode(errorResponse(err))
 	}
-	resp := remote.Encode(r)
-	if call.Forwarded {
-		resp.Metadata.Headers = map[string]string{}
-		if call.NotLeader {
-			resp.Metadata.Headers[HeaderNotLeader] = "true"
-		} else if s.cfg.Applied != nil {
-			resp.Metadata.Headers[HeaderApplied] = strconv.FormatUint(s.cfg.Applied(), 10)
-		}
-	}
-	return resp
+	return remote.Encode(r)
 }
 
 // fromNode reports whether a forwarded request carries the server

@@ -14,13 +14,8 @@ import (
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/remoteclient"
 	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/leader"
 )
-
-// Forwarder sends a write that a raft follower refused to the leader and
-// returns the leader's answer.
-type Forwarder interface {
-	Forward(ctx context.Context, c *Call) (remote.Responder, error)
-}
 
 // Headers of a forwarded request (metadata headers, between nacosd nodes).
 const (
@@ -39,30 +34,15 @@ const (
 	HeaderNotLeader = "X-Nacosd-Not-Leader"
 )
 
-// isNotLeader reports a write refused because this node is not the raft
-// leader.
-func isNotLeader(err error) bool {
-	var nl *raftstore.NotLeaderError
-	return errors.As(err, &nl) || errors.Is(err, raftstore.ErrNotLeader)
-}
-
-// Raft is what forwarding needs of the local CP store.
-type Raft interface {
-	LeaderID() string
-	WaitLeader(ctx context.Context) error
-	AppliedIndex() uint64
-	WaitApplied(ctx context.Context, index uint64) error
-}
-
-// LeaderForwarder forwards over gRPC, as the HTTP edge forwards over HTTP
-// (rqlite's proxy): the follower keeps one cluster connection (label
-// source=cluster) to each leader it has forwarded to and sends the
-// client's Payload there unchanged, with the client IP and the server
-// identity added; the leader runs it as if its client had sent it (without
-// checking auth again) and answers with its applied index.
-type LeaderForwarder struct {
-	Self  string // this node's member address
-	Raft  Raft
+// Sender sends a CP request to the raft leader over a cluster connection
+// (label source=cluster) of internal/remoteclient: the client's Payload
+// unchanged, with the client IP and the server identity added. The leader
+// runs it as if its client had sent it (without checking auth again) and
+// answers with its applied index. The routing itself — waiting for a
+// leader, trying the next one, catching up before answering — is the
+// node's leader router (server/leader), shared with the HTTP edge.
+type Sender struct {
+	Self  string                      // this node's member address
 	Sign  func(set func(k, v string)) // adds the server identity (nil: none)
 	Port  func(memberAddr string) string
 	Log   *slog.Logger
@@ -70,61 +50,16 @@ type LeaderForwarder struct {
 	peers map[string]*remoteclient.Client
 }
 
-// electionWait bounds how long a write waits for a new raft leader.
-const electionWait = 3 * time.Second
+// sendTimeout bounds one request to the leader.
+const sendTimeout = 15 * time.Second
 
-// Forward implements Forwarder.
-func (f *LeaderForwarder) Forward(ctx context.Context, c *Call) (remote.Responder, error) {
-	leader := f.Raft.LeaderID()
-	if leader == "" || leader == f.Self {
-		wctx, cancel := context.WithTimeout(ctx, electionWait)
-		f.Raft.WaitLeader(wctx)
-		cancel()
-		leader = f.Raft.LeaderID()
-	}
-	if leader == "" || leader == f.Self {
-		return nil, errNoLeader
-	}
-	out, err := f.send(ctx, leader, c)
-	if err == nil && out.Metadata.Headers[HeaderNotLeader] != "" {
-		// the leadership moved: once more, to the new leader
-		if next := f.otherLeader(ctx, leader); next != "" {
-			out, err = f.send(ctx, next, c)
-		}
-	}
+// Send sends c's request to leader and returns its answer. An error
+// before the request left (no connection could be made) wraps
+// leader.ErrNotDelivered.
+func (f *Sender) Send(ctx context.Context, leaderAddr string, c *Call) (*remote.Payload, error) {
+	cl, err := f.peer(ctx, leaderAddr)
 	if err != nil {
-		f.Log.Warn("grpc write forward to the raft leader failed", "leader", leader, "type", c.Payload.Metadata.Type, "err", err)
-		return nil, errNoLeader
-	}
-	if applied, perr := strconv.ParseUint(out.Metadata.Headers[HeaderApplied], 10, 64); perr == nil {
-		wctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		if werr := f.Raft.WaitApplied(wctx, applied); werr != nil {
-			f.Log.Warn("forwarded write not applied here in time", "leader", leader, "index", applied, "err", werr)
-		}
-		cancel()
-	}
-	return rawResponse{typ: out.Metadata.Type, body: out.Body}, nil
-}
-
-func (f *LeaderForwarder) otherLeader(ctx context.Context, old string) string {
-	ctx, cancel := context.WithTimeout(ctx, electionWait)
-	defer cancel()
-	for {
-		if l := f.Raft.LeaderID(); l != "" && l != old && l != f.Self {
-			return l
-		}
-		select {
-		case <-ctx.Done():
-			return ""
-		case <-time.After(10 * time.Millisecond):
-		}
-	}
-}
-
-func (f *LeaderForwarder) send(ctx context.Context, leader string, c *Call) (*remote.Payload, error) {
-	cl, err := f.peer(ctx, leader)
-	if err != nil {
-		return nil, err
+		return nil, leader.Undelivered(err)
 	}
 	p := *c.Payload
 	h := make(map[string]string, len(p.Metadata.Headers)+3)
@@ -136,19 +71,20 @@ func (f *LeaderForwarder) send(ctx context.Context, leader string, c *Call) (*re
 		f.Sign(func(k, v string) { h[k] = v })
 	}
 	p.Metadata.Headers = h
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, sendTimeout)
 	defer cancel()
 	out, err := cl.Raw(ctx, &p)
 	if err != nil {
-		f.drop(leader, cl)
+		f.drop(leaderAddr, cl)
 		return nil, err
 	}
 	if out.Metadata.Type == remote.TypeErrorResponse {
 		if d, derr := remote.DecodeResponse(out.Metadata.Type, out.Body); derr == nil && d.ErrorCode == remote.ErrUnregister {
-			// the leader dropped our connection: reconnect once
-			f.drop(leader, cl)
-			if cl, err = f.peer(ctx, leader); err != nil {
-				return nil, err
+			// the leader dropped our connection before reading the
+			// request: reconnect once
+			f.drop(leaderAddr, cl)
+			if cl, err = f.peer(ctx, leaderAddr); err != nil {
+				return nil, leader.Undelivered(err)
 			}
 			return cl.Raw(ctx, &p)
 		}
@@ -156,8 +92,9 @@ func (f *LeaderForwarder) send(ctx context.Context, leader string, c *Call) (*re
 	return out, nil
 }
 
-// peer returns the cluster connection to a member, dialling it once.
-func (f *LeaderForwarder) peer(ctx context.Context, member string) (*remoteclient.Client, error) {
+// peer returns the cluster connection to a member, dialling it once; a
+// connection whose stream ended (the member was killed) is dialled again.
+func (f *Sender) peer(ctx context.Context, member string) (*remoteclient.Client, error) {
 	f.mu.Lock()
 	if f.peers == nil {
 		f.peers = map[string]*remoteclient.Client{}
@@ -172,7 +109,9 @@ func (f *LeaderForwarder) peer(ctx context.Context, member string) (*remoteclien
 			return cl, nil
 		}
 	}
-	cl, err := remoteclient.Dial(ctx, f.Port(member), remoteclient.Options{ClientIP: hostOf(f.Self), Version: "nacosd",
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	cl, err := remoteclient.Dial(dctx, f.Port(member), remoteclient.Options{ClientIP: hostOf(f.Self), Version: "nacosd",
 		Labels: map[string]string{"source": "cluster", "module": "forward"}})
 	if err != nil {
 		return nil, fmt.Errorf("grpcapi: connect to leader %s: %w", member, err)
@@ -188,7 +127,7 @@ func (f *LeaderForwarder) peer(ctx context.Context, member string) (*remoteclien
 	return cl, nil
 }
 
-func (f *LeaderForwarder) drop(member string, cl *remoteclient.Client) {
+func (f *Sender) drop(member string, cl *remoteclient.Client) {
 	f.mu.Lock()
 	if f.peers[member] == cl {
 		delete(f.peers, member)
@@ -198,7 +137,7 @@ func (f *LeaderForwarder) drop(member string, cl *remoteclient.Client) {
 }
 
 // Close closes the cluster connections.
-func (f *LeaderForwarder) Close() {
+func (f *Sender) Close() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for k, cl := range f.peers {
@@ -214,18 +153,24 @@ func hostOf(addr string) string {
 	return addr
 }
 
-var (
-	errNotLeaderHere = errors.New("grpcapi: forwarded write reached a node that is no longer the raft leader")
-	errNoLeader      = errors.New("grpcapi: no raft leader")
-)
+// errNotLeaderHere is what a CP handler's run reports when its write was
+// refused as not leader (Call.Wrote saw it), whatever the handler answered.
+var errNotLeaderHere = fmt.Errorf("grpcapi: the write was refused here: %w", raftstore.ErrNotLeader)
 
 // noLeaderText is Java's JRaft answer to a config write without a leader.
 const noLeaderText = "The Raft Group [nacos_config] did not find the Leader node"
 
-// writeFailure maps a write error of the forwarding path to its text.
+// noLeaderNaming is the same for naming's persistent data.
+const noLeaderNaming = "The Raft Group [naming_persistent_service] did not find the Leader node"
+
+// writeFailure maps a write error to the text a handler answers.
 func writeFailure(err error) string {
-	if errors.Is(err, errNoLeader) || errors.Is(err, errNotLeaderHere) || isNotLeader(err) || errors.Is(err, raftstore.ErrLeadershipLost) {
+	if errors.Is(err, leader.ErrNoLeader) || leader.IsNotLeader(err) || errors.Is(err, raftstore.ErrLeadershipLost) {
 		return noLeaderText
+	}
+	var na *leader.NotAppliedError
+	if errors.As(err, &na) {
+		return "the raft leader " + na.Leader + " took the write, but this node has not applied it yet; read it from another node"
 	}
 	var ce *compat.Error
 	if errors.As(err, &ce) {
@@ -234,13 +179,59 @@ func writeFailure(err error) string {
 	return err.Error()
 }
 
-// rawResponse relays an answer as the leader rendered it.
-type rawResponse struct {
-	typ  string
-	body []byte
-	base remote.Response
+// routeCP runs a CP request on the raft leader: here when this node leads,
+// else sent there before any handler runs; the answer is the leader's,
+// relayed once this node applied it.
+func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Payload {
+	var out *remote.Payload
+	w := leader.Write{Name: rt.Type,
+		Here: func() error {
+			out = s.runHandler(ctx, rt, call)
+			if call.notLeader {
+				call.notLeader = false
+				return errNotLeaderHere
+			}
+			return nil
+		},
+		Send: func(ctx context.Context, to string) (leader.Answer, error) {
+			s.forwarded.Add(1)
+			p, err := s.cfg.Sender.Send(ctx, to, call)
+			if err != nil {
+				return leader.Answer{}, err
+			}
+			out = &remote.Payload{Metadata: remote.Metadata{Type: p.Metadata.Type}, Body: p.Body}
+			a := leader.Answer{NotLeader: p.Metadata.Headers[HeaderNotLeader] != ""}
+			if n, perr := strconv.ParseUint(p.Metadata.Headers[HeaderApplied], 10, 64); perr == nil {
+				a.Applied, a.HasApplied = n, true
+			}
+			return a, nil
+		}}
+	if err := s.cfg.Router.Run(ctx, w); err != nil {
+		s.log.Warn("grpc write not applied", "type", rt.Type, "err", err)
+		return remote.Encode(rt.refuse(err))
+	}
+	return out
 }
 
-func (r rawResponse) Type() string              { return r.typ }
-func (r rawResponse) Base() *remote.Response    { return &r.base }
-func (r rawResponse) AppendJSON(w *compat.JSON) { w.Raw(r.body) }
+// onLeader runs a CP request another node forwarded: refused without
+// running when this node no longer leads, else answered with this node's
+// applied index (or the not-leader mark, when the handler's write was
+// refused).
+func (s *Server) onLeader(ctx context.Context, rt *Route, call *Call) *remote.Payload {
+	var out *remote.Payload
+	notLeader := s.cfg.Router != nil && !s.cfg.Router.State().IsLeader()
+	if notLeader {
+		out = remote.Encode(rt.refuse(leader.ErrNoLeader))
+	} else {
+		out = s.runHandler(ctx, rt, call)
+		notLeader = call.notLeader
+	}
+	out.Metadata.Headers = map[string]string{}
+	switch {
+	case notLeader:
+		out.Metadata.Headers[HeaderNotLeader] = "true"
+	case s.cfg.Router != nil:
+		out.Metadata.Headers[HeaderApplied] = strconv.FormatUint(s.cfg.Router.State().AppliedIndex(), 10)
+	}
+	return out
+}

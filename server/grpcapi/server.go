@@ -27,6 +27,7 @@ import (
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/server/connections"
+	"github.com/nacosd/nacosd/server/leader"
 )
 
 // DefaultPortOffset is Java's SDK gRPC port offset (Constants.SDK_GRPC_PORT_DEFAULT_OFFSET).
@@ -43,10 +44,13 @@ type Config struct {
 	// Auth checks @Secured requests; nil or disabled lets every request through.
 	Auth Auth
 	// VerifyNode checks the server identity of a write another node
-	// forwarded (with auth on); Applied is this node's applied raft index,
-	// returned with a forwarded write's answer.
+	// forwarded (with auth on).
 	VerifyNode func(get func(string) string) bool
-	Applied    func() uint64
+	// Router and Sender send CP requests to the raft leader before their
+	// handler runs (forward.go); nil: every request runs here (a node that
+	// always leads).
+	Router *leader.Router
+	Sender *Sender
 	// MaxRecvMsgSize is nacos.remote.server.grpc.sdk.max-inbound-message-size (10 MiB).
 	MaxRecvMsgSize int
 	// KeepAliveTime and KeepAliveTimeout are the transport's HTTP/2 pings
@@ -83,7 +87,8 @@ type Server struct {
 	routes map[string]*Route
 	ln     net.Listener
 
-	transports sync.Map // remote address → *transport
+	forwarded  atomic.Int64 // CP requests sent to the raft leader
+	transports sync.Map     // remote address → *transport
 	closed     atomic.Bool
 	serveErr   chan error
 }
@@ -110,7 +115,7 @@ func New(cfg Config) (*Server, error) {
 		// at all cost two syscalls per frame: +15 % CPU per connection
 		// setup for 0.5 KiB less per connection) and write buffers from a
 		// shared pool, held only while writing
-		grpc.ReadBufferSize(4<<10), grpc.WriteBufferSize(32<<10), grpc.SharedWriteBuffer(true),
+		grpc.ReadBufferSize(4<<10), grpc.WriteBufferSize(32<<10), // write buffers are shared by default (grpc-go 1.85)
 	)
 	s.srv.RegisterService(&grpc.ServiceDesc{
 		ServiceName: "Request",
@@ -138,6 +143,9 @@ func (s *Server) Serve(ln net.Listener) {
 		s.serveErr <- err
 	}()
 }
+
+// Forwarded counts CP requests sent to the raft leader.
+func (s *Server) Forwarded() int64 { return s.forwarded.Load() }
 
 // Err delivers the error that stopped serving (nil after Close).
 func (s *Server) Err() <-chan error { return s.serveErr }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/auth"
+	"github.com/nacosd/nacosd/server/leader"
 )
 
 // GateDeps are what the gate needs: the route table, the @Secured checks'
@@ -28,6 +29,9 @@ type GateDeps struct {
 	Raft    RaftState
 	Forward ForwardFunc
 	Self    string
+	// Router is the node's leader router (server/leader), shared with the
+	// gRPC edge; nil: one over Raft and Self.
+	Router *leader.Router
 	// Distro sends AP writes to the service's owner (DistroFilter).
 	Distro DistroDeps
 	Logger *slog.Logger
@@ -87,11 +91,26 @@ func Gate(d GateDeps) fiber.Handler {
 	if d.Stats == nil {
 		d.Stats = &GateStats{}
 	}
-	g := &gate{d}
+	g := &gate{GateDeps: d, router: d.Router}
+	if g.router == nil && d.Raft != nil {
+		rc := leader.DefaultConfig()
+		rc.State, rc.Self, rc.Logger = d.Raft, d.Self, d.Logger
+		if rc.Self == "" {
+			rc.Self = "self"
+		}
+		r, err := leader.New(rc)
+		if err != nil {
+			panic(err) // State is set: cannot fail
+		}
+		g.router = r
+	}
 	return g.serve
 }
 
-type gate struct{ GateDeps }
+type gate struct {
+	GateDeps
+	router *leader.Router // CP writes to the raft leader (nil without Raft)
+}
 
 func (g *gate) serve(c *fiber.Ctx) error {
 	var buf [128]byte

@@ -165,6 +165,8 @@ func (r *Registry) serviceForStore(ns, name string) (s *Service, created bool) {
 	}
 	if s = m[name]; s == nil {
 		s = newService(newServiceMeta(ns, name), r.nowMillis())
+		r.svcSeq++
+		s.created = r.svcSeq
 		m[name] = s
 		created = true
 	}

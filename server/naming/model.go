@@ -51,6 +51,9 @@ type Instance struct {
 	// health-check state of persistent instances (not stored)
 	checkOK, checkFail int
 	mockValid          bool
+	// holder tags an ephemeral instance a 2.x client's connection holds
+	// (held.go): not stored, not rendered, not replicated
+	holder string
 }
 
 // DatumKey is Instance.getDatumKey: ip:port:unknown:cluster.

@@ -140,6 +140,7 @@ type Registry struct {
 	mu         sync.RWMutex
 	namespaces map[string]map[string]*Service // namespace → grouped name → service
 	nsOrder    []string                       // namespaces in creation order (Java's serviceMap)
+	svcSeq     uint64                         // services created so far (Service.created); under mu
 
 	rules    *rules                   // input checks (go-playground/validator)
 	seq      atomic.Uint64            // first-registration order of instances (Java hash-tie order)
@@ -178,6 +179,8 @@ type Service struct {
 	// beatsReported: the service's owner reports its instances' beats
 	// (a nacosd owner, ApplyBeatTimes): the copies' last beats are true
 	beatsReported bool
+	// created orders services by creation here (view.go); set under r.mu
+	created uint64
 }
 
 // New builds the registry from the CP store's current state and starts the
@@ -247,6 +250,8 @@ func (r *Registry) getOrCreate(ns, grouped string) (*Service, error) {
 		return s, nil
 	}
 	s := newService(newServiceMeta(ns, grouped), r.nowMillis())
+	r.svcSeq++
+	s.created = r.svcSeq
 	m[grouped] = s
 	return s, nil
 }

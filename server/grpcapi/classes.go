@@ -1,0 +1,75 @@
+package grpcapi
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/nacosd/nacosd/compat/remote"
+)
+
+// Class is what a request does to the cluster's state, as the HTTP route
+// table's classes (server/httpapi/routes.go): the dispatcher reads it
+// before the handler runs and sends a CP write to the raft leader, so no
+// handler can hide a write from the forwarding by mapping an error.
+type Class uint8
+
+// Classes of requests. The zero value is undeclared: a route whose type the
+// table does not name cannot be mounted.
+const (
+	// Read serves this node's state.
+	Read Class = iota + 1
+	// Local acts on this node or on the connection only (keep-alive,
+	// listeners, subscriptions).
+	Local
+	// AP writes ephemeral naming data: connection-bound instances, held by
+	// the member the connection is on and written to the service's Distro
+	// owner (naming.go).
+	AP
+	// CP writes raft state (configs, persistent instances): it runs on the
+	// raft leader; a follower forwards it before its handler runs and
+	// answers once it applied the leader's write.
+	CP
+)
+
+var classNames = [...]string{Read: "read", Local: "local", AP: "ap-write", CP: "cp-write"}
+
+func (c Class) String() string {
+	if int(c) < len(classNames) && classNames[c] != "" {
+		return classNames[c]
+	}
+	return fmt.Sprintf("class(%d)", uint8(c))
+}
+
+// requestClasses is the request table of the SDK port: every request type
+// a route may answer, with its class, declared once here.
+var requestClasses = map[string]Class{
+	remote.TypeHealthCheckRequest: Local,
+
+	remote.TypeConfigQueryRequest:       Read,
+	remote.TypeConfigBatchListenRequest: Local,
+	remote.TypeConfigPublishRequest:     CP,
+	remote.TypeConfigRemoveRequest:      CP,
+
+	remote.TypeServiceQueryRequest:       Read,
+	remote.TypeServiceListRequest:        Read,
+	remote.TypeSubscribeServiceRequest:   Local,
+	remote.TypeInstanceRequest:           AP,
+	remote.TypeBatchInstanceRequest:      AP,
+	remote.TypePersistentInstanceRequest: CP,
+}
+
+// ClassOf returns a request type's class (0 when the table does not name
+// it).
+func ClassOf(typ string) Class { return requestClasses[typ] }
+
+// TypesOf lists the request types of a class, sorted.
+func TypesOf(c Class) []string {
+	var out []string
+	for t, k := range requestClasses {
+		if k == c {
+			out = append(out, t)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
