@@ -58,6 +58,14 @@ var requestClasses = map[string]Class{
 	remote.TypePersistentInstanceRequest: CP,
 }
 
+// idempotentTypes are the CP types a second run of which leaves and
+// answers what one run does: sent to the next leader when the first one
+// died with them (a publish may carry casMd5: not one of them).
+var idempotentTypes = map[string]bool{
+	remote.TypeConfigRemoveRequest:       true,
+	remote.TypePersistentInstanceRequest: true,
+}
+
 // ClassOf returns a request type's class (0 when the table does not name
 // it).
 func ClassOf(typ string) Class { return requestClasses[typ] }

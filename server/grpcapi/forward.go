@@ -32,6 +32,9 @@ const (
 	// HeaderNotLeader in an answer says the node reached was no longer the
 	// leader and wrote nothing.
 	HeaderNotLeader = "X-Nacosd-Not-Leader"
+	// HeaderUnknown: the node reached lost the leadership while committing
+	// the write (its outcome is unknown).
+	HeaderUnknown = "X-Nacosd-Unknown"
 )
 
 // Sender sends a CP request to the raft leader over a cluster connection
@@ -184,7 +187,7 @@ func writeFailure(err error) string {
 // relayed once this node applied it.
 func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Payload {
 	var out *remote.Payload
-	w := leader.Write{Name: rt.Type,
+	w := leader.Write{Name: rt.Type, Idempotent: idempotentTypes[rt.Type],
 		Here: func() error {
 			out = s.runHandler(ctx, rt, call)
 			if call.notLeader {
@@ -200,7 +203,7 @@ func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Pay
 				return leader.Answer{}, err
 			}
 			out = &remote.Payload{Metadata: remote.Metadata{Type: p.Metadata.Type}, Body: p.Body}
-			a := leader.Answer{NotLeader: p.Metadata.Headers[HeaderNotLeader] != ""}
+			a := leader.Answer{NotLeader: p.Metadata.Headers[HeaderNotLeader] != "", Unknown: p.Metadata.Headers[HeaderUnknown] != ""}
 			if n, perr := strconv.ParseUint(p.Metadata.Headers[HeaderApplied], 10, 64); perr == nil {
 				a.Applied, a.HasApplied = n, true
 			}

@@ -34,6 +34,17 @@ type ConfigDeps struct {
 	Server *fasthttp.Server
 }
 
+// publishIdempotent: a publish (main, beta or tag) of the same content
+// twice leaves one config; an import or a clone reports what it found
+// already there, so a second run answers differently.
+func publishIdempotent(r Route) Route {
+	r.IdempotentOf = func(c *fiber.Ctx) bool {
+		p := ParamsOf(c)
+		return !param(p, "import", "true") && !param(p, "clone", "true")
+	}
+	return r
+}
+
 // ConfigRoutes are the config API (/v1/cs/*) and the console namespaces.
 // Every /v1/cs response carries NacosWebFilter's content type (wrap); other
 // methods of a path answer Spring's "not supported".
@@ -47,10 +58,10 @@ func ConfigRoutes(d ConfigDeps) []Route {
 	w := h.wrap
 	routes := withHead([]Route{
 		route(fiber.MethodGet, "/v1/cs/configs", Read, withExtra(cfgR(), configReadExtra), w(h.getDispatch)),
-		audited(route(fiber.MethodPost, "/v1/cs/configs", CP, withExtra(cfgW(), configWriteExtra), w(h.postDispatch)),
-			"config.publish", append(auditConfig[:len(auditConfig):len(auditConfig)], "policy"), refinePublish),
-		audited(route(fiber.MethodDelete, "/v1/cs/configs", CP, withExtra(cfgW(), configDeleteExtra), w(h.deleteDispatch)),
-			"config.delete", []string{"tenant", "group", "dataId", "tag", "ids"}, refineDelete),
+		publishIdempotent(audited(route(fiber.MethodPost, "/v1/cs/configs", CP, withExtra(cfgW(), configWriteExtra), w(h.postDispatch)),
+			"config.publish", append(auditConfig[:len(auditConfig):len(auditConfig)], "policy"), refinePublish)),
+		idempotentRoute(audited(route(fiber.MethodDelete, "/v1/cs/configs", CP, withExtra(cfgW(), configDeleteExtra), w(h.deleteDispatch)),
+			"config.delete", []string{"tenant", "group", "dataId", "tag", "ids"}, refineDelete)),
 		route(fiber.MethodGet, "/v1/cs/configs/catalog", Read, cfgR(), w(h.catalog)),
 		route(fiber.MethodPost, "/v1/cs/configs/listener", Read, withExtra(cfgR(), listenerExtra), w(h.listen)),
 		route(fiber.MethodGet, "/v1/cs/configs/listener", Read, cfgR(), w(h.listeners)),

@@ -31,6 +31,10 @@ const (
 	// longer the leader (an election moved the leadership). The follower
 	// then waits for the new leader and sends the write there.
 	HeaderNotLeader = "X-Nacosd-Not-Leader"
+	// HeaderUnknown marks the answer to a forwarded write that the node
+	// reached lost the leadership while committing: its outcome is
+	// unknown; an idempotent write goes to the next leader again.
+	HeaderUnknown = "X-Nacosd-Unknown"
 )
 
 // RaftState is what the gate needs of the local CP store.
@@ -83,7 +87,8 @@ func (g *gate) forward(c *fiber.Ctx, run func() error, part string) error {
 		rh     http.Header
 		body   []byte
 	)
-	w := leader.Write{Name: c.Method() + " " + c.Path(),
+	idem, _ := c.Locals(idemKey).(bool)
+	w := leader.Write{Name: c.Method() + " " + c.Path(), Idempotent: idem,
 		Here: func() error {
 			sent = false
 			c.Response().Reset()
@@ -103,7 +108,7 @@ func (g *gate) forward(c *fiber.Ctx, run func() error, part string) error {
 				return leader.Answer{}, err
 			}
 			sent = true
-			a := leader.Answer{NotLeader: rh.Get(HeaderNotLeader) != ""}
+			a := leader.Answer{NotLeader: rh.Get(HeaderNotLeader) != "", Unknown: rh.Get(HeaderUnknown) != ""}
 			if n, perr := strconv.ParseUint(rh.Get(HeaderApplied), 10, 64); perr == nil {
 				a.Applied, a.HasApplied = n, true
 			}

@@ -53,6 +53,7 @@ type GateStats struct {
 const (
 	partKey       = "nacosd.gate.part"
 	partAnswerKey = "nacosd.gate.partAnswer"
+	idemKey       = "nacosd.gate.idempotent"
 )
 
 // Part is which half of a Mixed write a handler runs.
@@ -147,6 +148,9 @@ func (g *gate) serve(c *fiber.Ctx) error {
 		ran = true
 		return c.Next()
 	}
+	if rt != nil && (class == CP || class == Mixed) && rt.idempotent(c) {
+		c.Locals(idemKey, true)
+	}
 	switch class {
 	case AP:
 		return g.distroFilter(c, run)
@@ -205,6 +209,7 @@ func (g *gate) onLeader(c *fiber.Ctx, run func() error) error {
 	err := run()
 	switch {
 	case errors.Is(err, raftstore.ErrLeadershipLost):
+		c.Set(HeaderUnknown, "true") // may or may not commit
 		return noLeader(c)
 	case isNotLeader(err):
 		c.Set(HeaderNotLeader, "true") // nothing was written
@@ -224,6 +229,10 @@ func (g *gate) afterLeaderRun(c *fiber.Ctx, run func() error, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, raftstore.ErrLeadershipLost) && g.Forward != nil && g.Raft != nil && c.Locals(idemKey) == true:
+		// an idempotent write whose outcome is unknown: to the next leader
+		c.Response().Reset()
+		return g.forward(c, run, "")
 	case errors.Is(err, raftstore.ErrLeadershipLost):
 		return noLeader(c)
 	case isNotLeader(err) && g.Forward != nil && g.Raft != nil:

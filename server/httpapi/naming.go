@@ -70,16 +70,16 @@ func NamingRoutes(d NamingDeps) []Route {
 	for _, base := range []string{"/instance", "/api"} {
 		withUpdate := append(auditInstance[:len(auditInstance):len(auditInstance)], "enabled", "weight")
 		r := add(fiber.MethodPost, base, AP, nsW(), h.register)
-		r.ClassOf = h.instanceClass
+		r.ClassOf, r.Idempotent = h.instanceClass, true
 		audit(r, "instance.register", auditInstance)
 		r = add(fiber.MethodDelete, base, AP, nsW(), h.deregister)
-		r.ClassOf = h.instanceClass
+		r.ClassOf, r.Idempotent = h.instanceClass, true
 		audit(r, "instance.deregister", auditInstance)
 		r = add(fiber.MethodPut, base, AP, nsW(), h.update)
-		r.ClassOf = h.instanceClass
+		r.ClassOf, r.Idempotent = h.instanceClass, true
 		audit(r, "instance.update", withUpdate)
 		r = add(fiber.MethodPatch, base, AP, nsW(), h.patch)
-		r.ClassOf = h.patchClass
+		r.ClassOf, r.Idempotent = h.patchClass, true
 		audit(r, "instance.patch", withUpdate)
 		add(fiber.MethodGet, base, Read, nsR(), h.detail)
 		add(fiber.MethodGet, base+"/list", Read, nsR(), h.list)
@@ -87,10 +87,10 @@ func NamingRoutes(d NamingDeps) []Route {
 		add(fiber.MethodGet, base+"/statuses", Read, secNode(), h.statuses)
 		batch := []string{"namespaceId", "serviceName", "consistencyType", "instances"}
 		r = add(fiber.MethodPut, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(false))
-		r.ClassOf = h.metadataClass
+		r.ClassOf, r.Idempotent = h.metadataClass, true
 		audit(r, "instance.metadata.update", batch)
 		r = add(fiber.MethodDelete, base+"/metadata/batch", Mixed, nsW(), h.metadataBatch(true))
-		r.ClassOf = h.metadataClass
+		r.ClassOf, r.Idempotent = h.metadataClass, true
 		audit(r, "instance.metadata.delete", batch)
 	}
 	// Legacy and status endpoints Java leaves open (issue 26 item 8): with
@@ -111,7 +111,9 @@ func NamingRoutes(d NamingDeps) []Route {
 	audit(add(fiber.MethodPost, "/service", CP, nsW(), h.createService), "service.create", auditService)
 	audit(add(fiber.MethodDelete, "/service", CP, nsW(), h.deleteService), "service.delete", auditService)
 	add(fiber.MethodGet, "/service", Read, nsR(), h.getService)
-	audit(add(fiber.MethodPut, "/service", CP, nsW(), h.updateService), "service.update", auditService)
+	updSvc := add(fiber.MethodPut, "/service", CP, nsW(), h.updateService)
+	updSvc.Idempotent = true
+	audit(updSvc, "service.update", auditService)
 	add(fiber.MethodGet, "/service/list", Read, nsR(), h.listServices)
 	add(fiber.MethodGet, "/service/names", Read, nsR(), h.serviceNames)
 	add(fiber.MethodPut, "/service/checksum", Local, secNode(), h.serviceChecksum)
@@ -127,13 +129,16 @@ func NamingRoutes(d NamingDeps) []Route {
 	health := append(auditInstance[:len(auditInstance)-1:len(auditInstance)-1], "healthy")
 	audit(add(fiber.MethodPut, "/health", AP, &Secured{action: auth.ActionWrite}, h.setHealth), "instance.health", health)
 	audit(add(fiber.MethodPut, "/health/instance", AP, &Secured{action: auth.ActionWrite}, h.setHealth), "instance.health", health)
-	audit(add(fiber.MethodPut, "/cluster", CP, nsW(), h.updateCluster), "cluster.update", []string{"namespaceId", "serviceName", "clusterName"})
+	updCluster := add(fiber.MethodPut, "/cluster", CP, nsW(), h.updateCluster)
+	updCluster.Idempotent = true
+	audit(updCluster, "cluster.update", []string{"namespaceId", "serviceName", "clusterName"})
 
 	for _, base := range []string{"/operator", "/ops"} {
 		add(fiber.MethodGet, base+"/push/state", Read, secNode(), h.pushState) // every namespace's failed pushes; resets counters
 		add(fiber.MethodGet, base+"/switches", Read, nil, h.getSwitches)
-		audit(add(fiber.MethodPut, base+"/switches", CP, secFixed(auth.ActionWrite, "naming/switches", false), h.putSwitches),
-			"switch.update", []string{"entry", "value", "debug"})
+		sw := add(fiber.MethodPut, base+"/switches", CP, secFixed(auth.ActionWrite, "naming/switches", false), h.putSwitches)
+		sw.Idempotent = true
+		audit(sw, "switch.update", []string{"entry", "value", "debug"})
 		add(fiber.MethodGet, base+"/metrics", Read, nil, h.metrics)
 		add(fiber.MethodGet, base+"/servers", Read, nil, h.servers)
 		add(fiber.MethodGet, base+"/distro/server", Read, nsR(), h.distroServer)

@@ -69,6 +69,12 @@ type Route struct {
 	// Unserved marks a path nacosd does not serve whose @Secured check
 	// Java runs: checked, then answered as an unknown path.
 	Unserved bool
+	// Idempotent says running the write twice leaves and answers what
+	// running it once does (IdempotentOf, when set, decides per request):
+	// a write whose outcome is unknown after the raft leader died with it
+	// is then sent to the next leader (server/leader).
+	Idempotent   bool
+	IdempotentOf func(c *fiber.Ctx) bool
 	// Audit names the change the audit trail records for the route
 	// (audit.go); nil: not audited (reads, beats, node-to-node calls).
 	Audit *AuditSpec
@@ -213,4 +219,18 @@ func withHead(routes []Route, notSupported fiber.Handler) []Route {
 		}
 	}
 	return out
+}
+
+// idempotentRoute marks r idempotent (Route.Idempotent).
+func idempotentRoute(r Route) Route {
+	r.Idempotent = true
+	return r
+}
+
+// idempotent reports whether one request on the route may be run twice.
+func (r *Route) idempotent(c *fiber.Ctx) bool {
+	if r.IdempotentOf != nil {
+		return r.IdempotentOf(c)
+	}
+	return r.Idempotent
 }

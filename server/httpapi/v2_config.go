@@ -21,8 +21,8 @@ func ConfigV2Routes(d ConfigDeps) []Route {
 	r, w := secConfigV2(auth.ActionRead), secConfigV2(auth.ActionWrite)
 	return withHead([]Route{
 		route(fiber.MethodGet, "/v2/cs/config", Read, r, v2Wrap(h.v2Get)),
-		audited(route(fiber.MethodPost, "/v2/cs/config", CP, w, v2Wrap(h.v2Publish)), "config.publish", []string{"namespaceId", "group", "dataId", "tag"}, nil),
-		audited(route(fiber.MethodDelete, "/v2/cs/config", CP, w, v2Wrap(h.v2Delete)), "config.delete", []string{"namespaceId", "group", "dataId", "tag"}, nil),
+		idempotentRoute(audited(route(fiber.MethodPost, "/v2/cs/config", CP, w, v2Wrap(h.v2Publish)), "config.publish", []string{"namespaceId", "group", "dataId", "tag"}, nil)),
+		idempotentRoute(audited(route(fiber.MethodDelete, "/v2/cs/config", CP, w, v2Wrap(h.v2Delete)), "config.delete", []string{"namespaceId", "group", "dataId", "tag"}, nil)),
 		route(fiber.MethodGet, "/v2/cs/history", Read, r, v2Wrap(h.v2History)),
 		route(fiber.MethodGet, "/v2/cs/history/list", Read, r, v2Wrap(h.v2HistoryList)),
 		route(fiber.MethodGet, "/v2/cs/history/previous", Read, r, v2Wrap(h.v2HistoryPrevious)),

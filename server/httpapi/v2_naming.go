@@ -23,7 +23,7 @@ func NamingV2Routes(d NamingDeps) []Route {
 	r, w := secNaming(auth.ActionRead), secNaming(auth.ActionWrite)
 	inst := func(method string, fn fiber.Handler) Route {
 		rt := route(method, "/v2/ns/instance", AP, w, v2Wrap(fn))
-		rt.ClassOf = h.instanceClass
+		rt.ClassOf, rt.Idempotent = h.instanceClass, true
 		return rt
 	}
 	return withHead([]Route{
@@ -34,7 +34,7 @@ func NamingV2Routes(d NamingDeps) []Route {
 		route(fiber.MethodGet, "/v2/ns/instance/list", Read, r, v2Wrap(h.v2List)),
 		audited(route(fiber.MethodPost, "/v2/ns/service", CP, w, v2Wrap(h.v2CreateService)), "service.create", auditService, nil),
 		audited(route(fiber.MethodDelete, "/v2/ns/service", CP, w, v2Wrap(h.v2DeleteService)), "service.delete", auditService, nil),
-		audited(route(fiber.MethodPut, "/v2/ns/service", CP, w, v2Wrap(h.v2UpdateService)), "service.update", auditService, nil),
+		idempotentRoute(audited(route(fiber.MethodPut, "/v2/ns/service", CP, w, v2Wrap(h.v2UpdateService)), "service.update", auditService, nil)),
 		route(fiber.MethodGet, "/v2/ns/service", Read, r, v2Wrap(h.v2GetService)),
 		route(fiber.MethodGet, "/v2/ns/service/list", Read, r, v2Wrap(h.v2ListServices)),
 	}, v2NotSupported)

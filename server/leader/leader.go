@@ -66,6 +66,10 @@ type Answer struct {
 	// NotLeader: the node reached was no longer the leader and wrote
 	// nothing; the write goes to the next leader.
 	NotLeader bool
+	// Unknown: the node reached lost the leadership while committing the
+	// write; its outcome is unknown (an idempotent write goes to the next
+	// leader again).
+	Unknown bool
 	// Applied is the leader's applied index after the write (HasApplied
 	// false: an error answer, nothing to wait for).
 	Applied    uint64
@@ -84,6 +88,14 @@ type Write struct {
 	Send func(ctx context.Context, leader string) (Answer, error)
 	// Name describes the write in logs (a path, a request type).
 	Name string
+	// Idempotent: running the write twice leaves what running it once
+	// leaves, and answers the same (a publish of the same content, a
+	// deregistration, a metadata update; not a create that refuses an
+	// existing object, not a compare-and-set). A write whose outcome is
+	// unknown (the leader died or stepped down after it left) is then sent
+	// to the next leader instead of answering no-leader: the client learns
+	// its outcome, as a retry on another server would have told it.
+	Idempotent bool
 }
 
 // Config configures a Router.
@@ -153,6 +165,8 @@ func (r *Router) After(ctx context.Context, w Write, err error) error {
 	switch {
 	case err == nil:
 		return nil
+	case errors.Is(err, raftstore.ErrLeadershipLost) && w.Idempotent:
+		return r.forward(ctx, w, r.cfg.Self, r.cfg.State.Term())
 	case errors.Is(err, raftstore.ErrLeadershipLost):
 		return fmt.Errorf("%w: %w", ErrNoLeader, err)
 	case IsNotLeader(err):
@@ -170,9 +184,11 @@ func IsNotLeader(err error) bool { return err != nil && errors.Is(err, raftstore
 // it here if this node took over meanwhile. A leader that cannot be
 // reached or that lost the leadership before writing is replaced by the
 // next one within ElectionWait (the same node too, in a newer term).
-func (r *Router) Forward(ctx context.Context, w Write) error {
+func (r *Router) Forward(ctx context.Context, w Write) error { return r.forward(ctx, w, "", 0) }
+
+// forward is Forward after failed (in failedTerm) could not take w.
+func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm uint64) error {
 	st := r.cfg.State
-	failed, failedTerm := "", uint64(0) // the leader that could not take the write, in its term
 	for attempt := 1; ; attempt++ {
 		retry := attempt < r.cfg.Attempts && ctx.Err() == nil
 		leader := st.LeaderID()
@@ -186,8 +202,9 @@ func (r *Router) Forward(ctx context.Context, w Write) error {
 		if leader == r.cfg.Self || st.IsLeader() {
 			// this node took over meanwhile
 			err := w.Here()
-			if IsNotLeader(err) && retry {
-				// it stepped down again before writing anything
+			if (IsNotLeader(err) || w.Idempotent && errors.Is(err, raftstore.ErrLeadershipLost)) && retry {
+				// it stepped down again before writing anything (or, for
+				// an idempotent write, while committing it)
 				failed, failedTerm = r.cfg.Self, st.Term()
 				continue
 			}
@@ -205,11 +222,18 @@ func (r *Router) Forward(ctx context.Context, w Write) error {
 				failed, failedTerm = leader, st.Term()
 				continue
 			}
+			if w.Idempotent && retry {
+				// delivered, unanswered (the leader died with it): sent
+				// again to the next leader
+				r.cfg.Logger.Info("raft leader did not answer an idempotent write; sending it to the next one", "leader", leader, "err", err)
+				failed, failedTerm = leader, st.Term()
+				continue
+			}
 			r.cfg.Logger.Warn("write forward to the raft leader failed; outcome unknown", "leader", leader, "write", w.Name, "err", err)
 			return fmt.Errorf("%w: %w", ErrNoLeader, err)
 		}
-		if a.NotLeader && retry {
-			failed, failedTerm = leader, st.Term() // nothing was written there
+		if (a.NotLeader || a.Unknown && w.Idempotent) && retry {
+			failed, failedTerm = leader, st.Term() // nothing was written there (or it may go twice)
 			continue
 		}
 		if !a.HasApplied {

@@ -118,3 +118,54 @@ func TestRouterLeaderRefusalRunsHereAfterTakeover(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestRouterRetriesIdempotentUnknown: an idempotent write whose leader died
+// after the write left (no answer), or answered that it lost the
+// leadership while committing, goes to the next leader: the client gets
+// the write's outcome instead of no-leader (the fault checker counted the
+// no-leader answers of writes in flight at a leader kill). A write that is
+// not idempotent keeps the unknown outcome.
+func TestRouterRetriesIdempotentUnknown(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		idempotent bool
+		unknown    bool // an answer saying so, instead of a broken connection
+		wantErr    bool
+		sends      int
+	}{
+		{"idempotent, leader died with it", true, false, false, 2},
+		{"idempotent, leader lost it committing", true, true, false, 2},
+		{"not idempotent", false, false, true, 1},
+		{"not idempotent, answer says unknown", false, true, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := &fakeState{self: "C", leader: "A"}
+			sends := 0
+			w := Write{Name: "w", Idempotent: tc.idempotent, Here: func() error { t.Error("ran here"); return nil },
+				Send: func(_ context.Context, to string) (Answer, error) {
+					sends++
+					if to == "A" {
+						go st.set("B")
+						if tc.unknown {
+							return Answer{Unknown: true}, nil
+						}
+						return Answer{}, io.ErrUnexpectedEOF
+					}
+					return Answer{Applied: 3, HasApplied: true}, nil
+				}}
+			err := router(t, st).Forward(context.Background(), w)
+			if (err != nil) != tc.wantErr || sends != tc.sends {
+				t.Fatalf("err %v after %d sends", err, sends)
+			}
+		})
+	}
+	// here, a lost leadership while committing: the next leader
+	st := &fakeState{self: "A", leader: "A"}
+	ran, sent := 0, 0
+	w := Write{Name: "w", Idempotent: true,
+		Here: func() error { ran++; go st.set("B"); return raftstore.ErrLeadershipLost },
+		Send: func(context.Context, string) (Answer, error) { sent++; return Answer{}, nil }}
+	if err := router(t, st).Run(context.Background(), w); err != nil || ran != 1 || sent != 1 {
+		t.Fatalf("err %v, ran %d, sent %d", err, ran, sent)
+	}
+}
