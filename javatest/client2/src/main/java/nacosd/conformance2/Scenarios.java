@@ -52,6 +52,8 @@ public final class Scenarios {
     private final String server;
     private final String run;
     private final List<ConfigService> clients = new ArrayList<>();
+    /** Run after every scenario (NamingScenarios' clients and peer processes). */
+    final List<Runnable> cleanups = new ArrayList<>();
 
     Scenarios(String server, String run) {
         this.server = server;
@@ -143,6 +145,14 @@ public final class Scenarios {
             }
         }
         clients.clear();
+        for (Runnable r : cleanups) {
+            try {
+                r.run();
+            } catch (Exception e) {
+                // closing
+            }
+        }
+        cleanups.clear();
     }
 
     ConfigService config(Properties extra) throws Exception {
@@ -289,6 +299,14 @@ public final class Scenarios {
         String next(long ms) throws InterruptedException {
             return got.poll(ms, TimeUnit.MILLISECONDS);
         }
+    }
+
+    String server() {
+        return server;
+    }
+
+    String run() {
+        return run;
     }
 
     Map<String, Scenario> scenarios() {
@@ -545,6 +563,7 @@ public final class Scenarios {
             check(!"no error".equals(err), "read without rights had no error");
             return new Outcome(-1, "read: " + err);
         });
+        m.putAll(new NamingScenarios(this).scenarios());
         return m;
     }
 }
