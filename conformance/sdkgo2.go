@@ -33,7 +33,7 @@ type SDKGo2 struct {
 
 func (g *SDKGo2) params(s *Server, ns, role string) vo.NacosClientParam {
 	dir := filepath.Join(g.WorkDir, "sdkgo2-"+s.Name+"-"+ns+"-"+role)
-	cc := constant.ClientConfig{TimeoutMs: 5000, NotLoadCacheAtStart: true, LogDir: dir + "/log", CacheDir: dir + "/cache",
+	cc := constant.ClientConfig{TimeoutMs: 10000, NotLoadCacheAtStart: true, LogDir: dir + "/log", CacheDir: dir + "/cache",
 		LogLevel: "warn", NamespaceId: ns, Username: g.Username, Password: g.Password, DisableUseSnapShot: true,
 		UpdateCacheWhenEmpty: true} // else the SDK ignores a pushed empty list
 	var sc []constant.ServerConfig

@@ -231,7 +231,7 @@ final class NamingScenarios {
 
         m.put("naming.namespace", () -> {
             String ns = "nsn-" + run;
-            String r = sc.http("POST", "/v1/console/namespaces", "customNamespaceId=" + ns + "&namespaceName=" + ns);
+            String r = sc.createNamespace(ns);
             check(r.startsWith("200"), "create namespace: " + r);
             NamingService in = naming(props(PropertyKeyConst.NAMESPACE, ns));
             NamingService pub = naming();
