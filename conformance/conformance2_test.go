@@ -93,7 +93,9 @@ func TestConformance2(t *testing.T) {
 	nacosd := func(name string, props []string) *Server {
 		s := NewNacosd(bin, filepath.Join(work, name+"-data"), filepath.Join(work, name+".log"), logger)
 		base := s.argv
-		s.argv = func(port int) []string { return append(base(port), props...) }
+		// a home of its own: logs/ (audit, access) would land in the working directory
+		home := filepath.Join(work, name+"-home")
+		s.argv = func(port int) []string { return append(append(base(port), "-home", home), props...) }
 		return s
 	}
 	servers := []*Server{nacosd("nacosd", nil), reference("reference", nil)}
