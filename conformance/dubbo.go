@@ -59,10 +59,12 @@ const ImageDubbo = "nacosd-javatest-dubbo:conformance"
 
 // Build packages the Maven project and reads its classpath.
 func (d *Dubbo) Build(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "package", "-DskipTests")
-	cmd.Dir = d.Dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("conformance: mvn package in %s: %w\n%s", d.Dir, err, out)
+	if !mavenFresh(d.Dir, filepath.Join(d.Dir, "target")) {
+		cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "package", "-DskipTests")
+		cmd.Dir = d.Dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("conformance: mvn package in %s: %w\n%s", d.Dir, err, out)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(d.Dir, "target", "classpath.txt"))
 	if err != nil {

@@ -44,10 +44,12 @@ func (j *JavaClient2) buildDir() string { return filepath.Join(j.Dir, "target", 
 
 // Build packages the Maven project against the version's nacos-client.
 func (j *JavaClient2) Build(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dnacos.version="+j.version(), "-Dbuild.dir="+j.buildDir(), "package", "-DskipTests")
-	cmd.Dir = j.Dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("conformance: mvn package in %s (nacos-client %s): %w\n%s", j.Dir, j.version(), err, out)
+	if !mavenFresh(j.Dir, j.buildDir()) {
+		cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dnacos.version="+j.version(), "-Dbuild.dir="+j.buildDir(), "package", "-DskipTests")
+		cmd.Dir = j.Dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("conformance: mvn package in %s (nacos-client %s): %w\n%s", j.Dir, j.version(), err, out)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(j.buildDir(), "classpath.txt"))
 	if err != nil {
