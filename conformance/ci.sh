@@ -12,15 +12,16 @@
 #   NACOS_REFERENCE_HOME   an already unpacked distribution (skips the tarball)
 #   NACOSD_CONFORMANCE_WORK  where logs, data and table.md go (default: conformance/.work)
 #   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus,auth (1.x)
-#                            and grpc-corpus,java2,loss2,sca2,dubbo3,sdkgo2,python2,auth2 (2.x axis);
+#                            and grpc-corpus,java2,loss2,sca2,dubbo3,sdkgo2,python2,python3,auth2 (2.x axis);
 #                            an axis none of whose runners is listed does not run
 #   NACOSD_CONFORMANCE_AUTH_CLIENTS  clients the auth runner drives: java,sdkgo,npm,sca,dubbo
 #   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
 #   NACOSD_JRE_BASE_IMAGE    JRE base image tag (default nacosd-jre17:bookworm, built locally)
 #   NACOSD_CONFORMANCE_2X    0 skips the 2.x axis (Nacos 2.x clients over gRPC, referee Java Nacos
 #                            2.5.1 from conformance/reference2.sh: TestConformance2, table2.md)
-# The 2.x axis also installs the nacos-sdk-python 2.x virtualenv (conformance/python/.venv, from
-# its requirements.txt; Debian's python3-venv when python3 has no venv module) and builds
+# The 2.x axis also installs the nacos-sdk-python 2.x and 3.x virtualenvs (conformance/python/.venv
+# and .venv3, from requirements.txt and requirements3.txt; Debian's python3-venv when python3 has
+# no venv module) and builds
 # javatest/client2 for every nacos-client 2.x version, the Spring Cloud Alibaba 2021/2023 apps and
 # Dubbo 3 into ~/.m2.
 set -uo pipefail
@@ -46,7 +47,7 @@ command -v go >/dev/null || { log "go not found"; exit 1; }
 
 # Runners of each axis: NACOSD_CONFORMANCE_ONLY may name runners of both.
 all1=java,restart,sdkgo,npm,sca,dubbo,corpus,auth
-all2=grpc-corpus,java2,loss2,sca2,dubbo3,sdkgo2,python2,auth2
+all2=grpc-corpus,java2,loss2,sca2,dubbo3,sdkgo2,python2,python3,auth2
 pick() { # pick <wanted list> <axis list>: the axis's runners in the wanted list
   local r out=""
   for r in ${2//,/ }; do [[ ",$1," == *",$r,"* ]] && out="$out,$r"; done
@@ -170,24 +171,26 @@ if [[ -n "$only2" ]]; then
   if [[ $java_ok == 0 ]]; then
     for r in java2 loss2 sca2 dubbo3; do has2 $r && drop2 $r "no Java or Maven (javatest/client2 did not build)"; done
   fi
-  # nacos-sdk-python 2.x in a virtualenv of its own (never the system's site-packages)
-  if has2 python2 || has2 auth2; then
-    venv=conformance/python/.venv
-    if ! "$venv/bin/python" -c 'import v2.nacos' >/dev/null 2>&1; then
-      need_pkg python3 python3 || true
-      if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
-        pyv=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")' 2>/dev/null)
-        apt_install "python$pyv-venv" || apt_install python3-venv || true
-      fi
-      rm -rf "$venv"
-      if python3 -m venv "$venv" </dev/null >/dev/null 2>&1 \
-         && "$venv/bin/pip" install -q --disable-pip-version-check -r conformance/python/requirements.txt </dev/null >/dev/null 2>&1; then
-        log "installed nacos-sdk-python into $venv"
-      else
-        has2 python2 && drop2 python2 "could not make $venv with nacos-sdk-python"
-      fi
+  # nacos-sdk-python 2.x and 3.x, each in a virtualenv of its own (never the system's site-packages)
+  for py in "python2 .venv requirements.txt" "python3 .venv3 requirements3.txt"; do
+    read -r runner venv reqs <<<"$py"
+    has2 "$runner" || has2 auth2 || continue
+    venv="conformance/python/$venv"
+    "$venv/bin/python" -c 'import v2.nacos' >/dev/null 2>&1 && continue
+    need_pkg python3 python3 || true
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+      pyv=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")' 2>/dev/null)
+      apt_install "python$pyv-venv" || apt_install python3-venv || true
     fi
-  fi
+    rm -rf "$venv"
+    if python3 -m venv "$venv" </dev/null >/dev/null 2>&1 \
+       && "$venv/bin/pip" install -q --disable-pip-version-check -r "conformance/python/$reqs" </dev/null >/dev/null 2>&1; then
+      log "installed $(grep -v '^#' "conformance/python/$reqs") into $venv"
+    else
+      rm -rf "$venv"
+      has2 "$runner" && drop2 "$runner" "could not make $venv with conformance/python/$reqs"
+    fi
+  done
   if [[ -n "$only2" ]]; then
     NACOS_REFERENCE2_HOME="$NACOS_REFERENCE2_HOME" NACOSD_CONFORMANCE2=1 NACOSD_CONFORMANCE_OUT2="$work/table2.md" \
       NACOSD_CONFORMANCE_ONLY="$only2" \

@@ -31,11 +31,11 @@ import (
 // corpus (conformance/grpccorpus; not on the cluster), the javatest/client2
 // scenarios of every nacos-client 2.x version (naming, config, a 1.4.8
 // client beside it), Spring Cloud Alibaba 2021.0.6.1 and 2023.0.1.2 apps,
-// Dubbo 3.2, nacos-sdk-go v2 and nacos-sdk-python 2.x, then the server loss
+// Dubbo 3.2, nacos-sdk-go v2 and nacos-sdk-python 2.x and 3.x, then the server loss
 // (a restart, or on the cluster the SIGKILL of the member a client is
 // connected to), then with auth on the auth corpus and the clients' auth
 // scenarios. NACOSD_CONFORMANCE_ONLY (a comma list of the runners
-// grpc-corpus, java2, loss2, sca2, dubbo3, sdkgo2, python2, auth2) picks
+// grpc-corpus, java2, loss2, sca2, dubbo3, sdkgo2, python2, python3, auth2) picks
 // runners; NACOSD_CONFORMANCE_CLUSTER=0 leaves out the cluster;
 // NACOSD_CONFORMANCE_OUT2 receives the table. Processes only (no
 // containers).
@@ -191,7 +191,7 @@ type kits2 struct {
 	javas   []*JavaClient2
 	scas    []*SpringCloud
 	dubbo   *Dubbo
-	python  *PythonClient
+	pythons []*PythonClient
 	sdkgo   bool
 	work    string
 	runID   string
@@ -234,16 +234,21 @@ func buildKits2(t *testing.T, ctx context.Context, root, work, run string, logge
 			t.Fatal(err)
 		}
 	}
-	if enabled("python2") || enabled("auth2") {
-		p := &PythonClient{Dir: filepath.Join(root, "conformance", "python"), WorkDir: work}
+	for _, p := range []*PythonClient{
+		{Dir: filepath.Join(root, "conformance", "python"), Venv: ".venv", Prefix: "python2", WorkDir: work},
+		{Dir: filepath.Join(root, "conformance", "python"), Venv: ".venv3", Prefix: "python3", WorkDir: work},
+	} {
+		if !enabled(p.Prefix) && !enabled("auth2") {
+			continue
+		}
 		if err := p.Available(); err != nil {
-			if enabled("python2") && os.Getenv("NACOSD_CONFORMANCE_ONLY") != "" {
+			if enabled(p.Prefix) && os.Getenv("NACOSD_CONFORMANCE_ONLY") != "" {
 				t.Fatal(err) // asked for by name
 			}
-			t.Logf("WARNING: python2 skipped: %v", err)
-		} else {
-			k.python = p
+			t.Logf("WARNING: %s skipped: %v", p.Prefix, err)
+			continue
 		}
+		k.pythons = append(k.pythons, p)
 	}
 	return k
 }
@@ -274,9 +279,11 @@ func (k *kits2) run(t *testing.T, ctx context.Context, s *Server, rs *Results) {
 	if k.enabled("sdkgo2") {
 		(&SDKGo2{WorkDir: k.work, RunID: k.runID}).Run(s, rs, false)
 	}
-	if k.python != nil && k.enabled("python2") {
-		if err := k.python.Run(ctx, s, rs, "all", "", ""); err != nil {
-			t.Errorf("%v", err)
+	for _, p := range k.pythons {
+		if k.enabled(p.Prefix) {
+			if err := p.Run(ctx, s, rs, "all", "", ""); err != nil {
+				t.Errorf("%v", err)
+			}
 		}
 	}
 	for _, a := range k.scas {
@@ -340,8 +347,8 @@ func runAuth2(t *testing.T, ctx context.Context, root, run string, kits *kits2, 
 			if kits.sdkgo {
 				(&SDKGo2{WorkDir: kits.work, RunID: kits.runID, Username: "nacos", Password: "nacos"}).Run(s, rs, true)
 			}
-			if kits.python != nil {
-				if err := kits.python.Run(ctx, s, rs, "auth", "nacos", "nacos"); err != nil {
+			for _, p := range kits.pythons {
+				if err := p.Run(ctx, s, rs, "auth", "nacos", "nacos"); err != nil {
 					t.Errorf("%v", err)
 				}
 			}

@@ -148,13 +148,14 @@ async def naming_register(cl):
 
 
 async def naming_service_list(cl):
-    n = await cl.naming()
+    # public named for both: 3.x registers into "public" but lists services of its default id ""
+    n = await cl.naming(namespace="public")
     svc, grp = "list-" + RUN, "GPYL" + RUN
     check(await n.register_instance(RegisterInstanceParam(service_name=svc, group_name=grp, ip="127.0.0.1",
                                                           port=18202)), "register returned false")
 
     async def listed():
-        sl = await n.list_services(ListServiceParam(group_name=grp, page_no=1, page_size=10))
+        sl = await n.list_services(ListServiceParam(namespace_id="public", group_name=grp, page_no=1, page_size=10))
         return sl if sl.count == 1 and svc in sl.services else None
 
     t0 = time.monotonic()

@@ -10,19 +10,23 @@ import (
 	"time"
 )
 
-// PythonClient runs the nacos-sdk-python 2.x scenarios of
-// conformance/python (its v2.nacos API, gRPC) as a Python process from the
-// virtualenv conformance/ci.sh makes (conformance/python/.venv), rows
-// "python2/…".
+// PythonClient runs the nacos-sdk-python scenarios of conformance/python
+// (its v2.nacos API, gRPC) as a Python process from a virtualenv
+// conformance/ci.sh makes: nacos-sdk-python 2.x in conformance/python/.venv
+// (rows "python2/…"), 3.x in .venv3 (rows "python3/…").
 type PythonClient struct {
 	// Dir is conformance/python.
 	Dir string
+	// Venv is the virtualenv's directory under Dir (".venv", ".venv3").
+	Venv string
+	// Prefix is the runner name of the table ("python2", "python3").
+	Prefix string
 	// WorkDir receives the SDK's logs and caches and the program's stderr.
 	WorkDir string
 }
 
 // Python is the interpreter of the virtualenv.
-func (p *PythonClient) Python() string { return filepath.Join(p.Dir, ".venv", "bin", "python") }
+func (p *PythonClient) Python() string { return filepath.Join(p.Dir, p.Venv, "bin", "python") }
 
 // Available reports whether the virtualenv has the SDK.
 func (p *PythonClient) Available() error {
@@ -38,7 +42,7 @@ func (p *PythonClient) Available() error {
 func (p *PythonClient) Run(ctx context.Context, s *Server, rs *Results, which, user, password string) error {
 	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
-	dir := filepath.Join(p.WorkDir, "python2-"+s.Name+"-"+which)
+	dir := filepath.Join(p.WorkDir, p.Prefix+"-"+s.Name+"-"+which)
 	cmd := exec.CommandContext(ctx, p.Python(), "scenarios.py", s.Addr(), dir, which)
 	cmd.Dir = p.Dir
 	cmd.Env = append(os.Environ(), "NACOS_USERNAME="+user, "NACOS_PASSWORD="+password, "PYTHONUNBUFFERED=1")
@@ -58,7 +62,7 @@ func (p *PythonClient) Run(ctx context.Context, s *Server, rs *Results, which, u
 	}
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
-		if r, ok := parseResult(sc.Text(), "python2/", s.Name); ok {
+		if r, ok := parseResult(sc.Text(), p.Prefix+"/", s.Name); ok {
 			rs.Add(r)
 		}
 	}
