@@ -11,12 +11,19 @@
 #   NACOS_REFERENCE_TARBALL  nacos-server-1.4.8.tar.gz (default: ../shared/reference/, /work/shared/reference/)
 #   NACOS_REFERENCE_HOME   an already unpacked distribution (skips the tarball)
 #   NACOSD_CONFORMANCE_WORK  where logs, data and table.md go (default: conformance/.work)
-#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus,auth
+#   NACOSD_CONFORMANCE_ONLY  comma list of runners: java,restart,sdkgo,npm,sca,dubbo,corpus,auth (1.x)
+#                            and grpc-corpus,corpus2,java2,loss2,sca2,dubbo3,sdkgo2,python2,python3,auth2 (2.x axis);
+#                            an axis none of whose runners is listed does not run
 #   NACOSD_CONFORMANCE_AUTH_CLIENTS  clients the auth runner drives: java,sdkgo,npm,sca,dubbo
 #   NACOSD_CONFORMANCE_MODE  auto (default: containers when Docker works), containers, processes
 #   NACOSD_JRE_BASE_IMAGE    JRE base image tag (default nacosd-jre17:bookworm, built locally)
 #   NACOSD_CONFORMANCE_2X    0 skips the 2.x axis (Nacos 2.x clients over gRPC, referee Java Nacos
 #                            2.5.1 from conformance/reference2.sh: TestConformance2, table2.md)
+# The 2.x axis also installs the nacos-sdk-python 2.x and 3.x virtualenvs (conformance/python/.venv
+# and .venv3, from requirements.txt and requirements3.txt; Debian's python3-venv when python3 has
+# no venv module) and builds
+# javatest/client2 for every nacos-client 2.x version, the Spring Cloud Alibaba 2021/2023 apps and
+# Dubbo 3 into ~/.m2.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -25,31 +32,49 @@ export DEBIAN_FRONTEND=noninteractive
 log() { echo "conformance/ci.sh: $*" >&2; }
 
 apt_updated=0
+apt_install() { # apt_install <debian package>
+  if [[ $apt_updated == 0 ]]; then apt-get update -qq </dev/null >/dev/null 2>&1 || true; apt_updated=1; fi
+  log "installing $1"
+  apt-get install -y -qq "$1" </dev/null >/dev/null 2>&1 || { log "could not install $1"; return 1; }
+}
 need_pkg() { # need_pkg <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
-  if [[ $apt_updated == 0 ]]; then apt-get update -qq </dev/null >/dev/null 2>&1 || true; apt_updated=1; fi
-  log "installing $2"
-  apt-get install -y -qq "$2" </dev/null >/dev/null 2>&1 || { log "could not install $2"; return 1; }
+  apt_install "$2"
 }
 
 export PATH="$PATH:/usr/local/go/bin"
 command -v go >/dev/null || { log "go not found"; exit 1; }
 
-# The referee: never optional here.
-if ! NACOS_REFERENCE_HOME=$(bash conformance/reference.sh); then
-  log "ERROR: no Java Nacos 1.4.8 reference; the suite cannot run without its java-nacos column"
-  exit 3
-fi
-export NACOS_REFERENCE_HOME NACOSD_CONFORMANCE_REQUIRE_REFERENCE=1
-log "reference: $NACOS_REFERENCE_HOME"
+# Runners of each axis: NACOSD_CONFORMANCE_ONLY may name runners of both.
+all1=java,restart,sdkgo,npm,sca,dubbo,corpus,auth
+all2=grpc-corpus,corpus2,java2,loss2,sca2,dubbo3,sdkgo2,python2,python3,auth2
+pick() { # pick <wanted list> <axis list>: the axis's runners in the wanted list
+  local r out=""
+  for r in ${2//,/ }; do [[ ",$1," == *",$r,"* ]] && out="$out,$r"; done
+  echo "${out#,}"
+}
+only_in="${NACOSD_CONFORMANCE_ONLY:-$all1,$all2}"
+only=$(pick "$only_in" "$all1")
+only2=$(pick "$only_in" "$all2")
+[[ "${NACOSD_CONFORMANCE_2X:-1}" == 0 ]] && only2=""
+log "runners: 1.x ${only:-none}; 2.x ${only2:-none}"
 
-only="${NACOSD_CONFORMANCE_ONLY:-java,restart,sdkgo,npm,sca,dubbo,corpus,auth}"
+# The referee: never optional here.
+if [[ -n "$only" ]]; then
+  if ! NACOS_REFERENCE_HOME=$(bash conformance/reference.sh); then
+    log "ERROR: no Java Nacos 1.4.8 reference; the suite cannot run without its java-nacos column"
+    exit 3
+  fi
+  export NACOS_REFERENCE_HOME NACOSD_CONFORMANCE_REQUIRE_REFERENCE=1
+  log "reference: $NACOS_REFERENCE_HOME"
+fi
+
 auth_clients="${NACOSD_CONFORMANCE_AUTH_CLIENTS:-java,sdkgo,npm,sca,dubbo}"
 java_ok=1
 need_pkg java openjdk-17-jdk-headless || java_ok=0
 need_pkg javac openjdk-17-jdk-headless || java_ok=0
 need_pkg mvn maven || java_ok=0
-if [[ $java_ok == 1 ]]; then
+if [[ $java_ok == 1 && -n "$only" ]]; then
   # Maven artifacts into the default ~/.m2 cache (quick when already there).
   if ! (cd javatest/client && mvn -q -B package -DskipTests </dev/null) \
      || ! (cd javatest/spring-cloud && mvn -q -B package -DskipTests </dev/null) \
@@ -69,7 +94,7 @@ fi
 # or iptables (every container uses host networking), and the locally built
 # JRE base image. Any failure here falls back to plain processes.
 mode="${NACOSD_CONFORMANCE_MODE:-auto}"
-if [[ "$mode" != processes ]]; then
+if [[ "$mode" != processes && -n "$only" ]]; then  # the 2.x axis runs processes only
   if ! docker version --format '{{.Server.Version}}' >/dev/null 2>&1; then
     need_pkg dockerd docker.io || true
     need_pkg debootstrap debootstrap || true
@@ -94,7 +119,7 @@ export TESTCONTAINERS_RYUK_DISABLED=true
 npm_ok=1
 need_pkg node nodejs || npm_ok=0
 need_pkg npm npm || npm_ok=0
-if [[ $npm_ok == 1 && ! -d conformance/npm/node_modules/nacos ]]; then
+if [[ $npm_ok == 1 && -n "$only" && ! -d conformance/npm/node_modules/nacos ]]; then
   (cd conformance/npm && npm install --no-audit --no-fund </dev/null >/dev/null 2>&1) || npm_ok=0
 fi
 if [[ $npm_ok == 0 ]]; then
@@ -106,27 +131,77 @@ export NACOSD_CONFORMANCE_ONLY="$only" NACOSD_CONFORMANCE_AUTH_CLIENTS="${auth_c
 
 work="${NACOSD_CONFORMANCE_WORK:-$root/conformance/.work}"
 rm -rf "$work"; mkdir -p "$work"
-export NACOSD_CONFORMANCE=1 NACOSD_CONFORMANCE_WORK="$work" NACOSD_CONFORMANCE_OUT="$work/table.md"
+export NACOSD_CONFORMANCE_WORK="$work"
 export CGO_ENABLED=1
-go test -count=1 -timeout 30m -run 'TestConformance$' -v ./conformance/ </dev/null 2>&1 | tee "$work/go-test.log" | grep -vE '^\s+conformance_test.go:[0-9]+: time=' 
-rc=${PIPESTATUS[0]}
-[[ -f "$work/table.md" ]] && echo "conformance/ci.sh: table in $work/table.md, logs in $work" >&2
+rc=0
+if [[ -n "$only" ]]; then
+  t0=$SECONDS
+  NACOSD_CONFORMANCE=1 NACOSD_CONFORMANCE_OUT="$work/table.md" \
+    go test -count=1 -timeout 30m -run 'TestConformance$' -v ./conformance/ </dev/null 2>&1 | tee "$work/go-test.log" | grep -vE '^\s+conformance_test.go:[0-9]+: time='
+  rc=${PIPESTATUS[0]}
+  [[ -f "$work/table.md" ]] && echo "conformance/ci.sh: table in $work/table.md, logs in $work" >&2
+  log "1.x suite: $((SECONDS - t0)) s"
+fi
 
 # The 2.x axis: Nacos 2.x clients over gRPC, refereed by Java Nacos 2.5.1.
-if [[ "${NACOSD_CONFORMANCE_2X:-1}" != 0 ]]; then
+if [[ -n "$only2" ]]; then
+  t0=$SECONDS
   if ! NACOS_REFERENCE2_HOME=$(bash conformance/reference2.sh); then
     log "ERROR: no Java Nacos 2.5.1 reference; the 2.x axis cannot run without it"
     exit 3
   fi
-  if [[ $java_ok == 1 ]] && (cd javatest/client2 && mvn -q -B package -DskipTests </dev/null); then
+  has2() { [[ ",$only2," == *",$1,"* ]]; }
+  drop2() { only2=$(echo ",$only2," | sed "s/,$1,/,/; s/^,//; s/,\$//"); log "WARNING: 2.x runner $1 skipped: $2"; }
+  if [[ $java_ok == 1 ]]; then
+    # every Maven project of the axis, each nacos-client 2.x version of javatest/client2 in its own
+    # build directory (the suite builds them again, quickly, from ~/.m2)
+    for v in 2.5.1 2.4.3 2.2.4 2.0.4; do
+      (cd javatest/client2 && mvn -q -B -Dnacos.version=$v -Dbuild.dir="$root/javatest/client2/target/v$v" package -DskipTests </dev/null) \
+        || { java_ok=0; break; }
+    done
+    (cd javatest/client && mvn -q -B -Dnacos.version=1.4.8 -Dbuild.dir="$root/javatest/client/target/v1.4.8" package -DskipTests </dev/null) || java_ok=0
+    if has2 sca2 && ! { (cd javatest/spring-cloud-2021 && mvn -q -B package -DskipTests </dev/null) \
+        && (cd javatest/spring-cloud-2023 && mvn -q -B package -DskipTests </dev/null); }; then
+      drop2 sca2 "Maven build of javatest/spring-cloud-2021 or -2023 failed"
+    fi
+    if has2 dubbo3 && ! (cd javatest/dubbo3 && mvn -q -B package -DskipTests </dev/null); then
+      drop2 dubbo3 "Maven build of javatest/dubbo3 failed"
+    fi
+  fi
+  if [[ $java_ok == 0 ]]; then
+    for r in java2 loss2 sca2 dubbo3; do has2 $r && drop2 $r "no Java or Maven (javatest/client2 did not build)"; done
+  fi
+  # nacos-sdk-python 2.x and 3.x, each in a virtualenv of its own (never the system's site-packages)
+  for py in "python2 .venv requirements.txt" "python3 .venv3 requirements3.txt"; do
+    read -r runner venv reqs <<<"$py"
+    has2 "$runner" || has2 auth2 || continue
+    venv="conformance/python/$venv"
+    "$venv/bin/python" -c 'import v2.nacos' >/dev/null 2>&1 && continue
+    need_pkg python3 python3 || true
+    if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+      pyv=$(python3 -c 'import sys; print(f"{sys.version_info[0]}.{sys.version_info[1]}")' 2>/dev/null)
+      apt_install "python$pyv-venv" || apt_install python3-venv || true
+    fi
+    rm -rf "$venv"
+    if python3 -m venv "$venv" </dev/null >/dev/null 2>&1 \
+       && "$venv/bin/pip" install -q --disable-pip-version-check -r "conformance/python/$reqs" </dev/null >/dev/null 2>&1; then
+      log "installed $(grep -v '^#' "conformance/python/$reqs") into $venv"
+    else
+      rm -rf "$venv"
+      has2 "$runner" && drop2 "$runner" "could not make $venv with conformance/python/$reqs"
+    fi
+  done
+  if [[ -n "$only2" ]]; then
     NACOS_REFERENCE2_HOME="$NACOS_REFERENCE2_HOME" NACOSD_CONFORMANCE2=1 NACOSD_CONFORMANCE_OUT2="$work/table2.md" \
-      go test -count=1 -timeout 30m -run 'TestConformance2$' -v ./conformance/ </dev/null 2>&1 \
+      NACOSD_CONFORMANCE_ONLY="$only2" \
+      go test -count=1 -timeout 40m -run 'TestConformance2$' -v ./conformance/ </dev/null 2>&1 \
       | tee "$work/go-test2.log" | grep -vE '^\s+conformance(2)?_test.go:[0-9]+: time='
     rc2=${PIPESTATUS[0]}
     [[ -f "$work/table2.md" ]] && echo "conformance/ci.sh: 2.x table in $work/table2.md" >&2
     [[ $rc == 0 ]] && rc=$rc2
   else
-    log "WARNING: no Java or no Maven build of javatest/client2: the 2.x axis is skipped"
+    log "WARNING: no 2.x runner left: the 2.x axis is skipped"
   fi
+  log "2.x axis: $((SECONDS - t0)) s"
 fi
 exit "$rc"

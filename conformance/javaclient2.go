@@ -14,7 +14,7 @@ import (
 
 // JavaClient2Versions are the Nacos 2.x Java client versions whose
 // scenarios run on the 2.x axis (gRPC); the first is Java Nacos 2.5.1's.
-var JavaClient2Versions = []string{"2.5.1"}
+var JavaClient2Versions = []string{"2.5.1", "2.4.3", "2.2.4", "2.0.4"}
 
 // JavaClient2 runs the scenario program of javatest/client2 (the Nacos 2.x
 // Java client, which talks gRPC to the HTTP port + 1000) built against one
@@ -24,7 +24,10 @@ type JavaClient2 struct {
 	WorkDir string
 	Logger  *slog.Logger
 	Version string
-	cp      string
+	// V1Classpath is javatest/client's classpath (nacos-client 1.4.8): the
+	// mixed scenarios start its Peer beside the 2.x client.
+	V1Classpath string
+	cp          string
 }
 
 func (j *JavaClient2) version() string {
@@ -41,10 +44,12 @@ func (j *JavaClient2) buildDir() string { return filepath.Join(j.Dir, "target", 
 
 // Build packages the Maven project against the version's nacos-client.
 func (j *JavaClient2) Build(ctx context.Context) error {
-	cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dnacos.version="+j.version(), "-Dbuild.dir="+j.buildDir(), "package", "-DskipTests")
-	cmd.Dir = j.Dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("conformance: mvn package in %s (nacos-client %s): %w\n%s", j.Dir, j.version(), err, out)
+	if !mavenFresh(j.Dir, j.buildDir()) {
+		cmd := exec.CommandContext(ctx, "mvn", "-q", "-B", "-Dnacos.version="+j.version(), "-Dbuild.dir="+j.buildDir(), "package", "-DskipTests")
+		cmd.Dir = j.Dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return fmt.Errorf("conformance: mvn package in %s (nacos-client %s): %w\n%s", j.Dir, j.version(), err, out)
+		}
 	}
 	b, err := os.ReadFile(filepath.Join(j.buildDir(), "classpath.txt"))
 	if err != nil {
@@ -63,7 +68,7 @@ func (j *JavaClient2) Run(ctx context.Context, s *Server, rs *Results, props []s
 	args := []string{"-Xmx256m", "-XX:TieredStopAtLevel=1",
 		"-DJM.LOG.PATH=" + filepath.Join(dir, "logs"), "-DJM.SNAPSHOT.PATH=" + dir,
 		"-Dcom.alibaba.nacos.client.local.ip=127.0.0.1", "-Dproject.name=conformance2",
-		"-Dconformance.tag=v" + strings.ReplaceAll(j.version(), ".", "")}
+		"-Dconformance.tag=v" + strings.ReplaceAll(j.version(), ".", ""), "-Dconformance.v1cp=" + j.V1Classpath}
 	args = append(args, props...)
 	args = append(args, "-cp", j.cp, "nacosd.conformance2.Scenarios", s.Addr())
 	args = append(args, scenarios...)
