@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -91,8 +92,24 @@ func RunGRPCCorpus(ctx context.Context, cases []remoteclient.Case, servers []*Se
 		}
 		if rn, nn := ref.Normalized(c.Compare), n.Normalized(c.Compare); rn != nn {
 			res, _ := rs.Get("grpc-corpus/"+c.Name, TargetNacosd)
-			res.OK, res.Detail = false, "differs from java-nacos: java "+short(rn)+"; nacosd "+short(nn)
+			res.OK, res.Detail = false, "differs from java-nacos: "+firstDifference(rn, nn)
 			rs.Add(res)
 		}
 	}
+}
+
+// firstDifference shows two answers around where they first differ.
+func firstDifference(java, nacosd string) string {
+	i := 0
+	for i < len(java) && i < len(nacosd) && java[i] == nacosd[i] {
+		i++
+	}
+	from := max(0, i-60)
+	cut := func(s string) string {
+		if from >= len(s) {
+			return "(ends)"
+		}
+		return strings.ToValidUTF8(s[from:min(len(s), i+140)], "")
+	}
+	return "at byte " + strconv.Itoa(i) + ": java …" + cut(java) + "; nacosd …" + cut(nacosd)
 }
