@@ -153,7 +153,13 @@ func (g *SDKGo2) register(s *Server) (time.Duration, string, error) {
 	}); err != nil {
 		return 0, "", err
 	}
-	if ok, err := listedOn(s.members()[0], "G2@@"+svc, "127.0.0.1:19101"); err != nil || !ok {
+	// another member of a cluster lists it after the Distro sync
+	if _, err := eventually(5*time.Second, func() error {
+		if ok, err := listedOn(s.members()[0], "G2@@"+svc, "127.0.0.1:19101"); err != nil || !ok {
+			return fmt.Errorf("not listed (%v)", err)
+		}
+		return nil
+	}); err != nil {
 		return 0, "", fmt.Errorf("the 1.x API does not list it (%v)", err)
 	}
 	ok, err = c.DeregisterInstance(vo.DeregisterInstanceParam{Ip: "127.0.0.1", Port: 19101, ServiceName: svc, GroupName: "G2", Cluster: "c1", Ephemeral: true})

@@ -132,8 +132,12 @@ async def naming_register(cl):
     check(isinstance(hosts, list), f"after register: {hosts}")
     h = hosts[0]
     check(h.weight == 2.5 and h.metadata.get("zh") == "中文" and h.healthy, f"instance {h}")
-    body = v1_list(svc)
-    check('"port":18201' in body, f"the 1.x API does not list it: {body}")
+    async def v1_listed():  # another member of a cluster: after the Distro sync
+        b = v1_list(svc)
+        return b if '"port":18201' in b else None
+
+    body = await until(v1_listed)
+    check(isinstance(body, str), f"the 1.x API does not list it: {v1_list(svc)}")
     ok = await n.deregister_instance(DeregisterInstanceParam(service_name=svc, group_name=GROUP, ip="127.0.0.1",
                                                              port=18201))
     check(ok, "deregister returned false")
