@@ -31,6 +31,28 @@ func TestWriteOnOwnerReachesEveryMember(t *testing.T) {
 	h.noBlinks()
 }
 
+// TestDeregistrationReachesEveryMember: an instance deregistered on its
+// service's owner is gone from every member within the sync delays, while
+// the other instances of the same service, still beating, stay listed.
+func TestDeregistrationReachesEveryMember(t *testing.T) {
+	t.Parallel()
+	h := newHub(t, 3)
+	h.clientsOn(h.services(4, func(string) bool { return true }), 3)
+	h.eventually(time.Second, h.converged)
+	h.mu.Lock()
+	stop := []*hubClient{h.clients[0], h.clients[4]}
+	h.mu.Unlock()
+	for _, c := range stop {
+		h.stopClient(c)
+	}
+	h.eventually(time.Second, h.converged)
+	h.run(40 * time.Second) // past the expiry of anything that should not beat
+	if err := h.converged(); err != nil {
+		t.Fatal(err)
+	}
+	h.noBlinks()
+}
+
 // TestPartitionHeals: a member cut off from the others (both ways) keeps
 // serving its side; after the partition heals, with the members' views of
 // the membership catching up one by one, every member lists every beating
