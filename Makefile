@@ -41,7 +41,9 @@ run-cluster: build
 # Every Go test (unit, integration with real clients, raft crash tests), with the race detector.
 test:
 	$(GO) vet ./...
+	$(GO) -C conformance vet ./...
 	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) -C conformance test -race -count=1 -timeout 20m ./...
 
 test-short:
 	$(GO) test -short -count=1 ./...
@@ -54,8 +56,10 @@ TOOLS := $(CURDIR)/bin/tools
 lint:
 	bash .ci/no-binaries.sh
 	$(GO) vet ./...
+	$(GO) -C conformance vet ./...
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(TOOLS)/staticcheck -checks inherit,-ST1005 ./... # error texts are Java's wire messages
+	cd conformance && $(TOOLS)/staticcheck -checks inherit,-ST1005 ./...
 
 # Every fuzz target in the tree for FUZZTIME each, found rather than listed
 # (.ci/fuzz.sh; --list prints them). Seeds live in testdata/fuzz and run in
@@ -151,16 +155,16 @@ ui-check:
 	bash server/console/ui/build.sh --check
 
 ui-test:
-	bash server/console/ui/test.sh
+	bash conformance/browser/run.sh
 
 # The browser tests, writing the screenshots of docs/console.md.
 ui-screenshots:
-	NACOSD_UI_SCREENSHOTS=docs/console bash server/console/ui/test.sh
+	NACOSD_UI_SCREENSHOTS=docs/console bash conformance/browser/run.sh
 
 # How long the console takes in chromium to show the services page with
 # 10 000 services (docs/console.md records the figures).
 ui-bench:
-	bash server/console/ui/test.sh --bench
+	bash conformance/browser/run.sh --bench
 
 clean:
 	rm -rf bin

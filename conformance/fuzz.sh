@@ -41,4 +41,4 @@ done
 sleep 6 # Java settles (old naming raft stops, role cache loads)
 NACOSD_CONFORMANCE_FUZZ=1 NACOSD_CORPUS_NACOSD="$np" NACOSD_CORPUS_JAVA="$jp" \
   NACOSD_FUZZ_REPORT="${NACOSD_FUZZ_REPORT:-$root/conformance/.work/fuzz-report.md}" \
-  go test -count=1 -timeout 60m -run 'TestConformanceFuzz$' -v ./conformance/ | grep -v '^=== \|^--- \|^PASS\|^ok'
+  go -C conformance test -count=1 -timeout 60m -run 'TestConformanceFuzz$' -v . | grep -v '^=== \|^--- \|^PASS\|^ok'

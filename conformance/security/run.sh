@@ -51,7 +51,7 @@ if [[ -z "${NACOSD_SECURITY_JAVA:-}" ]] && command -v java >/dev/null && home=$(
 else
   echo "conformance/security/run.sh: no Java reference here; the attack suite runs against nacosd only" >&2
 fi
-$GO test -count=1 -v ./conformance/security/ 2>&1 | tee "$work/go-test.log" | grep -aE '^(=== RUN|--- |FAIL|ok|PASS)|java: |nacosd: '
+$GO -C conformance test -count=1 -v ./security/ 2>&1 | tee "$work/go-test.log" | grep -aE '^(=== RUN|--- |FAIL|ok|PASS)|java: |nacosd: '
 [[ ${PIPESTATUS[0]} == 0 ]] || rc=1
 grep -ao 'java: .*' "$work/go-test.log" >"$work/java-verdicts.txt" 2>/dev/null || true
 [[ -s "$work/java-verdicts.txt" ]] && echo "conformance/security/run.sh: Java's answers in $work/java-verdicts.txt" >&2

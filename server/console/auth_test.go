@@ -2,20 +2,13 @@ package console_test
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/servertest"
-)
-
-const (
-	testSecret   = "dGVzdC1zZWNyZXQtMDEyMzQ1Njc4OTAxMjM0NTY3ODkwMTI="
-	testIdentity = "9f2c4e1a7b3d4c5e8f60"
 )
 
 // startAuthNode starts nacosd with nacos.core.auth.enabled=true; the admin
@@ -24,19 +17,8 @@ func startAuthNode(t *testing.T) *servertest.Node {
 	cfg := servertest.Config(t)
 	cfg.Naming.BeatCheckInterval = time.Hour
 	cfg.Naming.EmptyServiceCleanInitial = time.Hour
-	cfg.Auth = server.AuthConfig{Enabled: true, SecretKey: testSecret, ServerIdentityKey: "serverIdentity",
-		ServerIdentityValue: testIdentity, TokenExpire: time.Hour}
+	servertest.AuthOn(&cfg)
 	return servertest.Start(t, cfg)
-}
-
-func login(t *testing.T, n *servertest.Node, user, pass string) string {
-	t.Helper()
-	r := n.Do("POST", "/nacos/v1/auth/users/login", nil, url.Values{"username": {user}, "password": {pass}}, nil)
-	var v struct{ AccessToken string }
-	if r.Status != 200 || json.Unmarshal([]byte(r.Body), &v) != nil || v.AccessToken == "" {
-		t.Fatalf("login %s: %d %s", user, r.Status, r.Body)
-	}
-	return v.AccessToken
 }
 
 // streamStatus opens the event stream and returns the status without
@@ -58,7 +40,7 @@ func streamStatus(t *testing.T, n *servertest.Node, q url.Values) int {
 // are checked like the 1.x endpoints they extend, namespace by namespace.
 func TestConsoleExtensionsSecured(t *testing.T) {
 	n := startAuthNode(t)
-	admin := login(t, n, "nacos", "nacos")
+	admin := n.Login("nacos", "nacos")
 	tok := url.Values{"accessToken": {admin}}
 	mustOK(t, n.Do("POST", "/nacos/v1/console/namespaces", tok, url.Values{"customNamespaceId": {"dev"}, "namespaceName": {"dev"}}, nil), "namespace")
 	for _, f := range []url.Values{
@@ -71,7 +53,7 @@ func TestConsoleExtensionsSecured(t *testing.T) {
 	for _, tenant := range []string{"", "dev"} {
 		mustOK(t, n.Do("POST", "/nacos/v1/cs/configs", tok, url.Values{"dataId": {"secret.properties"}, "group": {"G"}, "tenant": {tenant}, "content": {"password=hunter2"}}, nil), "publish")
 	}
-	alice := login(t, n, "alice", "alice-pass")
+	alice := n.Login("alice", "alice-pass")
 
 	// ui/info is open and tells the console to ask for a login
 	if r := n.Do("GET", "/nacos/v1/console/ui/info", nil, nil, nil); !strings.Contains(r.Body, `"authEnabled":true`) {

@@ -229,6 +229,22 @@ func TestConsoleEvents(t *testing.T) {
 	}
 }
 
+// startNode starts nacosd (auth off); instances never expire (the beat
+// sweep is pushed out) so registrations made over HTTP stay put.
+func startNode(t *testing.T) *servertest.Node {
+	cfg := servertest.Config(t)
+	cfg.Naming.BeatCheckInterval = time.Hour
+	cfg.Naming.EmptyServiceCleanInitial = time.Hour
+	return servertest.Start(t, cfg)
+}
+
+func mustOK(t *testing.T, r servertest.Response, what string) {
+	t.Helper()
+	if r.Status != 200 {
+		t.Fatalf("%s: %d %s", what, r.Status, r.Body)
+	}
+}
+
 func md5Hex(s string) string {
 	sum := md5.Sum([]byte(s))
 	return hex.EncodeToString(sum[:])

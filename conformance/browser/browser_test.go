@@ -1,8 +1,10 @@
-package console_test
+package browser_test
 
 import (
 	"archive/zip"
 	"bytes"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"net/url"
 	"os"
@@ -24,6 +26,26 @@ func startNode(t *testing.T) *servertest.Node {
 	cfg.Naming.BeatCheckInterval = time.Hour
 	cfg.Naming.EmptyServiceCleanInitial = time.Hour
 	return servertest.Start(t, cfg)
+}
+
+// startAuthNode starts nacosd as startNode does with
+// nacos.core.auth.enabled=true; the admin is nacos/nacos.
+func startAuthNode(t *testing.T) *servertest.Node {
+	cfg := servertest.Config(t)
+	cfg.Naming.BeatCheckInterval = time.Hour
+	cfg.Naming.EmptyServiceCleanInitial = time.Hour
+	servertest.AuthOn(&cfg)
+	return servertest.Start(t, cfg)
+}
+
+func login(t *testing.T, n *servertest.Node, user, pass string) string {
+	t.Helper()
+	return n.Login(user, pass)
+}
+
+func md5Hex(s string) string {
+	sum := md5.Sum([]byte(s))
+	return hex.EncodeToString(sum[:])
 }
 
 func consoleBase(n *servertest.Node) string { return n.URL("/nacos/") }

@@ -1,4 +1,4 @@
-package console_test
+package browser_test
 
 import (
 	"net/url"

@@ -1,4 +1,4 @@
-package server_test
+package sdkgo_test
 
 import (
 	"fmt"

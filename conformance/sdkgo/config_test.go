@@ -1,8 +1,11 @@
-package httpapi_test
+package sdkgo_test
 
 import (
+	"encoding/json"
 	"net"
+	"net/url"
 	"os"
+	"strconv"
 	"testing"
 	"time"
 
@@ -11,23 +14,36 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/vo"
 
-	"github.com/nacosd/nacosd/internal/clock"
+	"github.com/nacosd/nacosd/server/servertest"
 )
 
-// serveCfg serves e.app on 127.0.0.1:0 and returns the port. Cleanup
-// releases held long polls before shutting the listener down.
-func serveCfg(t *testing.T, e *cfgEnv) uint64 {
+// configPort starts nacosd and returns its HTTP port.
+func configPort(t *testing.T) (*servertest.Node, uint64) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	n := servertest.Start(t, servertest.Config(t))
+	_, p, err := net.SplitHostPort(n.HTTPAddr())
 	if err != nil {
 		t.Fatal(err)
 	}
-	go func() { _ = e.app.Listener(ln) }()
-	t.Cleanup(func() {
-		_ = e.svc.Close()
-		_ = e.app.ShutdownWithTimeout(5 * time.Second)
-	})
-	return uint64(ln.Addr().(*net.TCPAddr).Port)
+	port, err := strconv.ParseUint(p, 10, 16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n, port
+}
+
+// watchers is the number of long polls nacosd holds for the config
+// (GET /v1/cs/configs/listener).
+func watchers(t *testing.T, n *servertest.Node, dataID, tenant string) int {
+	t.Helper()
+	r := n.Do("GET", "/nacos/v1/cs/configs/listener", url.Values{"dataId": {dataID}, "group": {"DEFAULT_GROUP"}, "tenant": {tenant}}, nil, nil)
+	var v struct {
+		LisentersGroupkeyStatus map[string]string `json:"lisentersGroupkeyStatus"`
+	}
+	if r.Status != 200 || json.Unmarshal([]byte(r.Body), &v) != nil {
+		t.Fatalf("listeners of %s: %d %s", dataID, r.Status, r.Body)
+	}
+	return len(v.LisentersGroupkeyStatus)
 }
 
 func newSDKConfigClient(t *testing.T, port uint64, namespace string) config_client.IConfigClient {
@@ -54,8 +70,7 @@ func newSDKConfigClient(t *testing.T, port uint64, namespace string) config_clie
 // client: publish, get, listen, a change reaching the listener, search,
 // delete; with and without a namespace.
 func TestSDKGoConfig(t *testing.T) {
-	e := newCfgEnv(t, clock.Real{})
-	port := serveCfg(t, e)
+	n, port := configPort(t)
 	for _, ns := range []string{"", "dev"} {
 		t.Run("ns="+ns, func(t *testing.T) {
 			c := newSDKConfigClient(t, port, ns)
@@ -77,7 +92,7 @@ func TestSDKGoConfig(t *testing.T) {
 			}
 			// Wait until the client holds a long poll, then change the config.
 			deadline := time.Now().Add(10 * time.Second)
-			for len(e.svc.Watchers(groupKey(dataID, ns))) == 0 {
+			for watchers(t, n, dataID, ns) == 0 {
 				if time.Now().After(deadline) {
 					t.Fatal("client never started long polling")
 				}
@@ -109,12 +124,4 @@ func TestSDKGoConfig(t *testing.T) {
 			}
 		})
 	}
-}
-
-func groupKey(dataID, tenant string) string {
-	k := dataID + "+DEFAULT_GROUP"
-	if tenant != "" {
-		k += "+" + tenant
-	}
-	return k
 }
