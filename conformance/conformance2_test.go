@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // TestConformance2 is the 2.x axis of the suite (Nacos 2.x clients over
@@ -40,9 +41,7 @@ import (
 // NACOSD_CONFORMANCE_OUT2 receives the table. Processes only (no
 // containers).
 func TestConformance2(t *testing.T) {
-	if os.Getenv("NACOSD_CONFORMANCE2") != "1" {
-		t.Skip("set NACOSD_CONFORMANCE2=1 to run the 2.x conformance axis (see docs/conformance.md)")
-	}
+	testtier.Require(t, testtier.Conformance) // the 2.x axis (docs/conformance.md)
 	began := time.Now()
 	logger := testLogger(t)
 	work := filepath.Join(workDir(t), "v2")

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 type tWriter struct{ t testing.TB }
@@ -48,9 +50,7 @@ func workDir(t *testing.T) string {
 // containers or processes; auto uses containers when a Docker engine answers
 // and the JRE base image exists).
 func TestConformance(t *testing.T) {
-	if os.Getenv("NACOSD_CONFORMANCE") != "1" {
-		t.Skip("set NACOSD_CONFORMANCE=1 to run the conformance suite (see docs/conformance.md)")
-	}
+	testtier.Require(t, testtier.Conformance) // docs/conformance.md
 	logger := testLogger(t)
 	work := workDir(t)
 	root, err := filepath.Abs("..")

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // TestCorpusLive sends the corpus to servers that are already running, for
@@ -18,6 +20,7 @@ import (
 // missing: start both servers fresh for a full run). Prints every request
 // that fails or differs.
 func TestCorpusLive(t *testing.T) {
+	testtier.Require(t, testtier.Conformance)
 	np, jp := os.Getenv("NACOSD_CORPUS_NACOSD"), os.Getenv("NACOSD_CORPUS_JAVA")
 	if np == "" || jp == "" {
 		t.Skip("set NACOSD_CORPUS_NACOSD and NACOSD_CORPUS_JAVA to the HTTP ports of running servers")

@@ -39,6 +39,6 @@ for port in "$np" "$jp"; do
   done
 done
 sleep 6 # Java settles (old naming raft stops, role cache loads)
-NACOSD_CONFORMANCE_FUZZ=1 NACOSD_CORPUS_NACOSD="$np" NACOSD_CORPUS_JAVA="$jp" \
+NACOSD_CORPUS_NACOSD="$np" NACOSD_CORPUS_JAVA="$jp" \
   NACOSD_FUZZ_REPORT="${NACOSD_FUZZ_REPORT:-$root/conformance/.work/fuzz-report.md}" \
-  go -C conformance test -count=1 -timeout 60m -run 'TestConformanceFuzz$' -v . | grep -v '^=== \|^--- \|^PASS\|^ok'
+  go -C conformance test -tags conformance -count=1 -timeout 60m -run 'TestConformanceFuzz$' -v . | grep -v '^=== \|^--- \|^PASS\|^ok'

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // TestConformanceFuzz is differential fuzzing against the referee (issue 7
@@ -26,8 +28,9 @@ import (
 // directory). Mutants never register persistent instances nor touch the
 // switches, and IPs stay on 127.0.0.0/8: no probe or lookup leaves the host.
 func TestConformanceFuzz(t *testing.T) {
+	testtier.Require(t, testtier.Conformance)
 	np, jp := os.Getenv("NACOSD_CORPUS_NACOSD"), os.Getenv("NACOSD_CORPUS_JAVA")
-	if os.Getenv("NACOSD_CONFORMANCE_FUZZ") != "1" || np == "" || jp == "" {
+	if np == "" || jp == "" {
 		t.Skip("run by make conformance-fuzz (conformance/fuzz.sh)")
 	}
 	n, _ := strconv.Atoi(np)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // TestGRPCCorpusLive sends the gRPC corpus to servers already running:
@@ -18,6 +19,7 @@ import (
 // written there: compat/testdata/remote/java-2.5.1-corpus.txt). Prints
 // every case whose answers differ.
 func TestGRPCCorpusLive(t *testing.T) {
+	testtier.Require(t, testtier.Conformance)
 	na, ja := os.Getenv("NACOSD_GRPC_NACOSD"), os.Getenv("NACOSD_GRPC_JAVA")
 	if na == "" && ja == "" {
 		t.Skip("set NACOSD_GRPC_NACOSD and/or NACOSD_GRPC_JAVA to gRPC addresses of running servers")

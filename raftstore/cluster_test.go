@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // testCluster is a set of real stores (own dirs, TCP on 127.0.0.1) joined
@@ -190,9 +192,7 @@ func (c *testCluster) converged(buckets ...string) {
 }
 
 func TestCluster(t *testing.T) {
-	if testing.Short() {
-		t.Skip("3-node cluster")
-	}
+	testtier.Require(t, testtier.Integration) // 3-node cluster
 	t.Parallel()
 	ctx := context.Background()
 	c := newTestCluster(t, 3)
@@ -286,9 +286,7 @@ func TestCluster(t *testing.T) {
 // buckets in its fsm.db, so what it sends a follower that is behind is the
 // snapshot with fsm.db read in; the follower ends with the same history.
 func TestClusterShipsDiskBuckets(t *testing.T) {
-	if testing.Short() {
-		t.Skip("3-node cluster")
-	}
+	testtier.Require(t, testtier.Integration) // 3-node cluster
 	t.Parallel()
 	c := newTestClusterWith(t, 3, func(cfg *Config) { cfg.DiskBuckets = []string{"h"} })
 	c.apply(Batch{Ops: []Op{put("h", "before", "x")}})
@@ -325,9 +323,7 @@ func TestClusterShipsDiskBuckets(t *testing.T) {
 // it with a snapshot, and heals: the follower installs the snapshot and its
 // watchers get a Reset with the new state already visible.
 func TestClusterFollowerReset(t *testing.T) {
-	if testing.Short() {
-		t.Skip("3-node cluster")
-	}
+	testtier.Require(t, testtier.Integration) // 3-node cluster
 	t.Parallel()
 	c := newTestCluster(t, 3)
 	c.apply(Batch{Ops: []Op{put("b", "before", "x")}})

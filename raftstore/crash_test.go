@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 const crashDirEnv = "RAFTSTORE_CRASH_DIR"
@@ -61,9 +63,7 @@ func crashConfig(cfg Config) Config {
 }
 
 func TestCrashKeepsAckedWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("spawns a child process")
-	}
+	testtier.Require(t, testtier.Process) // spawns a child process
 	t.Parallel()
 	dir := t.TempDir()
 	for round, killAfter := range []int{150, 400} {

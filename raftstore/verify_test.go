@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // dumpState returns every record of s as bucket/key → value.
@@ -130,7 +132,7 @@ func TestDamagedRaftDBIsReported(t *testing.T) {
 			for off := int64(1000); off < fi.Size(); off += 37 * 4096 {
 				offsets = append(offsets, off)
 			}
-			if testing.Short() {
+			if !testtier.On(testtier.Integration) {
 				offsets = offsets[:min(len(offsets), 24)]
 			}
 			var reported, intact, fellBack int

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/servertest"
@@ -49,9 +50,7 @@ func clusterLogin(t *testing.T, n *servertest.Node, user, pass string) (string, 
 // node; node-to-node endpoints refuse calls without the identity, with a
 // wrong one, with a client token and with Java's Nacos-Server User-Agent.
 func TestClusterAuth(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := authCluster(t)
 
 	// the built-in user, written once by whichever node led raft at start
@@ -276,9 +275,7 @@ func doRaw(t *testing.T, method, u, body string, hdr map[string]string) serverte
 // log in on every node — also when the leader is the node that tried (and
 // failed, as a follower) to write it at its own start.
 func TestClusterAuthStaggeredStart(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].Auth = server.AuthConfig{Enabled: true, SecretKey: clusterSecret, TokenExpire: time.Hour,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/distro"
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -75,9 +76,7 @@ func ownerOf(t *testing.T, nodes []*servertest.Node, svc string) (owner, other i
 // leader and listed everywhere; a config published on one node is read on
 // the others; deregistration reaches every node.
 func TestClusterThreeNodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 
@@ -177,9 +176,7 @@ func TestClusterThreeNodes(t *testing.T) {
 // TestClusterMetrics: a cluster node's /actuator/prometheus carries the
 // Distro and membership series (exposed as Java exposes the endpoint).
 func TestClusterMetrics(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 2)
 	for i := range cfgs {
 		cfgs[i].Ops.ExposePrometheus = true
@@ -202,9 +199,7 @@ func TestClusterMetrics(t *testing.T) {
 // TestClusterPushAcrossNodes: a UDP subscriber of one node is pushed a
 // change registered on another.
 func TestClusterPushAcrossNodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -241,9 +236,7 @@ func TestClusterPushAcrossNodes(t *testing.T) {
 // removed from every node by the empty-service clean, whichever node
 // decides it.
 func TestClusterEmptyServiceClean(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].Naming.DisableEmptyServiceClean = false
@@ -304,9 +297,7 @@ func TestClusterEmptyServiceClean(t *testing.T) {
 // even when the follower had not applied the publish yet when the delete
 // came (it must not judge the delete a no-op on its own copy).
 func TestClusterDeleteRightAfterPublish(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	var leader, follower *servertest.Node
@@ -351,9 +342,7 @@ func TestClusterDeleteRightAfterPublish(t *testing.T) {
 // every member, each member's share of the instance lists and the outcome
 // of its last checksum round (in sync once the rounds ran).
 func TestClusterConsoleDistroColumns(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	for k := range 6 {
@@ -395,9 +384,7 @@ func TestClusterConsoleDistroColumns(t *testing.T) {
 // two others are gone) reports itself not ready, in the probe and in the
 // metrics, and is ready again once a leader is back.
 func TestReadinessWithoutLeader(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].Ops.ExposePrometheus = true

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/httpapi"
 	"github.com/nacosd/nacosd/server/servertest"
 )
@@ -35,9 +36,7 @@ type cpCase struct {
 // must be here: a CP route without a case fails the test, and so does a
 // write of a route the table does not declare CP (the gate counts it).
 func TestEveryCPRouteThroughAFollower(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	var leader, follower *servertest.Node

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/grpcapi"
 	"github.com/nacosd/nacosd/server/servertest"
 )
@@ -28,9 +29,7 @@ type grpcCPCase struct {
 // back on the follower right after the answer. A CP type without a case
 // fails the test.
 func TestEveryCPRequestThroughAFollower(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	cases := grpcCPCases(t)

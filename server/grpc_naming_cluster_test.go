@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -103,9 +104,7 @@ func listed(n *servertest.Node, svcs []string) (missing []string) {
 // (30 s). When the client dies, its instances leave every member within
 // the drop grace plus a Distro sync.
 func TestGRPCNamingMemberDies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test: 40 s")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test: 40 s
 	cfgs := servertest.ClusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].GRPC.HeldDropGrace = time.Second

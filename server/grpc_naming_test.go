@@ -13,6 +13,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -168,9 +169,7 @@ func TestGRPCNamingMixedWithUDP(t *testing.T) {
 // alive by its member (no client beats) past the 1.x expiry, on the real
 // clock.
 func TestGRPCNamingHeldInstanceLivesWithoutBeats(t *testing.T) {
-	if testing.Short() {
-		t.Skip("real-time test: 35 s")
-	}
+	testtier.Require(t, testtier.Integration) // real-time test: 35 s
 	n := servertest.Start(t, servertest.Config(t))
 	pub := dial(t, n, namingOpts())
 	if d := rdo(t, pub, gRegister("public", "G", "alive", gInstance("10.0.0.7", 1, "DEFAULT", 1, nil))); !d.Success() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/servertest"
 )
@@ -335,9 +336,7 @@ func TestGRPCAuth(t *testing.T) {
 // its own write on its node at once, and a 2.x listener on another member
 // and a 1.x read on every member see the write.
 func TestGRPCClusterWriteOnFollower(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	var follower, other *servertest.Node

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/servertest"
 )
@@ -106,9 +107,7 @@ func replay(t *testing.T, n *servertest.Node, e javaExchange, body string) (int,
 // request as a Java node does and answers with Java's status, content type
 // and, where the state is the same, Java's body byte for byte.
 func TestJavaNodeExchanges(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a cluster node")
-	}
+	testtier.Require(t, testtier.Integration) // starts a cluster node
 	jm := newJavaMembers(t)
 	cfg := servertest.ClusterConfigs(t, 1)[0]
 	self := cfg.NacosServers[0]

@@ -12,6 +12,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/remoteclient"
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server"
 	"github.com/nacosd/nacosd/server/servertest"
 )
@@ -66,9 +67,7 @@ func (m *movingClient) follow(t *testing.T, stop <-chan struct{}) {
 // (over avg × 1.1) sends its excess connections ConnectResetRequest
 // naming the members under avg × 0.9, and they move.
 func TestGRPCRebalanceOnJoin(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].GRPC.RebalanceDelay = 500 * time.Millisecond
@@ -137,9 +136,7 @@ func TestGRPCRebalanceOnJoin(t *testing.T) {
 // holds more than avg × 1.1 sheds its excess at the periodic comparison
 // (a member restarted between two reports never looked down).
 func TestGRPCRebalancePeriodic(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 3)
 	for i := range cfgs {
 		cfgs[i].GRPC.RebalanceInterval = 500 * time.Millisecond

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -28,9 +29,7 @@ import (
 // raftstore.Subscribe) shows as a difference even where later writes hide
 // it from clients.
 func TestRestartUnderWriteLoadKeepsViews(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	cfgs := servertest.ClusterConfigs(t, 3)
 	nodes := servertest.StartCluster(t, cfgs)
 	servertest.WaitMembersUp(t, nodes)

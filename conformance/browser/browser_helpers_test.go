@@ -21,6 +21,8 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // Browser tests need Debian's chromium. They run when NACOSD_UI_TEST=1 (make
@@ -28,9 +30,7 @@ import (
 // test` stays independent of a browser.
 func chromiumPath(t testing.TB) string {
 	t.Helper()
-	if os.Getenv("NACOSD_UI_TEST") != "1" {
-		t.Skip("browser test: set NACOSD_UI_TEST=1 (make ui-test)")
-	}
+	testtier.Require(t, testtier.Browser) // make ui-test
 	if p := os.Getenv("CHROMIUM"); p != "" {
 		return p
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/distro"
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // TestClusterBench measures a three-node cluster on this machine (make
@@ -29,9 +30,7 @@ import (
 // the CPU the checksum and status rounds cost with 10 000 instances. It
 // asserts nothing about speed; it logs what it measured.
 func TestClusterBench(t *testing.T) {
-	if os.Getenv("NACOSD_CLUSTER_BENCH") == "" {
-		t.Skip("set NACOSD_CLUSTER_BENCH=1 (make bench-cluster)")
-	}
+	testtier.Require(t, testtier.Cluster) // make bench-cluster; make cluster-test skips it
 	if _, err := exec.LookPath("wrk"); err != nil {
 		t.Fatal("wrk not found (apt-get install wrk)")
 	}

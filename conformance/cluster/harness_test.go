@@ -25,13 +25,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 var nacosdBin string
 
 func TestMain(m *testing.M) {
-	if os.Getenv("NACOSD_CLUSTER_TEST") == "" {
-		fmt.Println("cluster fault suite skipped: set NACOSD_CLUSTER_TEST=1 (make cluster-test)")
+	if !testtier.On(testtier.Cluster) {
+		fmt.Println("cluster fault suite skipped: go test -tags cluster (make cluster-test)")
 		os.Exit(0)
 	}
 	dir, err := os.MkdirTemp("", "nacosd-cluster-bin")

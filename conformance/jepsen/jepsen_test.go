@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // TestJepsen runs the fault-injection checker (make jepsen): three nacosd
@@ -20,9 +22,7 @@ import (
 // every check. Needs root (iptables). The report, the saved run and the
 // node logs go to NACOSD_JEPSEN_OUT (default /tmp/nacosd-jepsen-<seed>).
 func TestJepsen(t *testing.T) {
-	if os.Getenv("NACOSD_JEPSEN") == "" {
-		t.Skip("fault-injection checker skipped: set NACOSD_JEPSEN=1 (make jepsen)")
-	}
+	testtier.Require(t, testtier.Jepsen) // make jepsen
 	cfg := DefaultConfig()
 	if s := os.Getenv("NACOSD_JEPSEN_SEED"); s != "" {
 		seed, err := strconv.ParseUint(s, 10, 64)

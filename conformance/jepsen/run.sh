@@ -46,7 +46,7 @@ if [[ -n "$rest" || "$secs" == 0 ]]; then
 fi
 timeout="$((secs + 900))s"
 log="${NACOSD_JEPSEN_LOG:-/tmp/nacosd-jepsen.log}"
-NACOSD_JEPSEN=1 NACOSD_JEPSEN_DURATION="$dur" go -C conformance test -count=1 -timeout "$timeout" -v -run 'TestJepsen$' ./jepsen/ "$@" >"$log" 2>&1
+NACOSD_JEPSEN_DURATION="$dur" go -C conformance test -tags jepsen -count=1 -timeout "$timeout" -v -run 'TestJepsen$' ./jepsen/ "$@" >"$log" 2>&1
 rc=$?
 # the report (printed by the test) and the verdict
 sed -n '/^# nacosd fault-injection check/,/^jepsen: checks took/p' "$log"

@@ -14,6 +14,7 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/common/constant"
 	"github.com/nacos-group/nacos-sdk-go/vo"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -70,6 +71,7 @@ func newSDKConfigClient(t *testing.T, port uint64, namespace string) config_clie
 // client: publish, get, listen, a change reaching the listener, search,
 // delete; with and without a namespace.
 func TestSDKGoConfig(t *testing.T) {
+	testtier.Require(t, testtier.Integration)
 	n, port := configPort(t)
 	for _, ns := range []string{"", "dev"} {
 		t.Run("ns="+ns, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/nacos-group/nacos-sdk-go/util"
 	"github.com/nacos-group/nacos-sdk-go/vo"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -54,6 +55,7 @@ func newSDKNamingClient(t *testing.T, n *servertest.Node) naming_client.INamingC
 // TestSDKGoNaming drives nacosd with the real nacos-sdk-go v1.1.6 client:
 // register, subscribe, a pushed add and remove, select, deregister.
 func TestSDKGoNaming(t *testing.T) {
+	testtier.Require(t, testtier.Integration)
 	cfg := servertest.Config(t)
 	cfg.Naming.BeatCheckInterval = 100 * time.Millisecond
 	n := servertest.Start(t, cfg)

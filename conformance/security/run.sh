@@ -17,12 +17,12 @@ mkdir -p "$work"
 GO="${GO:-go}"
 
 rc=0
-$GO test -count=1 -run 'TestSlowHeadersDropped|TestLongPollOutlivesHeaderTimeout|TestConnectionReserve|TestClusterAuth|TestDefaultAdminPassword' ./server/ || rc=1
-$GO test -count=1 ./server/auth/ ./internal/connlimit/ || rc=1
+$GO test -tags integration -count=1 -run 'TestSlowHeadersDropped|TestLongPollOutlivesHeaderTimeout|TestConnectionReserve|TestClusterAuth|TestDefaultAdminPassword' ./server/ || rc=1
+$GO test -tags integration -count=1 ./server/auth/ ./internal/connlimit/ || rc=1
 # issue 26: bodies (encodings, node paths), the naming resource, push targets and budgets
-$GO test -count=1 -run 'TestGzipBomb|TestContentEncoding|TestNodeBodyNeedsIdentity|TestNamingResource' ./server/httpapi/ || rc=1
-$GO test -count=1 -run 'TestPushGoesToTheSource|TestPushBytesCappedPerTarget' ./server/push/ || rc=1
-$GO test -count=1 -run 'TestSearchTenantExact' ./server/config/ || rc=1
+$GO test -tags integration -count=1 -run 'TestGzipBomb|TestContentEncoding|TestNodeBodyNeedsIdentity|TestNamingResource' ./server/httpapi/ || rc=1
+$GO test -tags integration -count=1 -run 'TestPushGoesToTheSource|TestPushBytesCappedPerTarget' ./server/push/ || rc=1
+$GO test -tags integration -count=1 -run 'TestSearchTenantExact' ./server/config/ || rc=1
 
 java_pid=""
 cleanup() { [[ -n "$java_pid" ]] && kill "$java_pid" 2>/dev/null && wait "$java_pid" 2>/dev/null; }

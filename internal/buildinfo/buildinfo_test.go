@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 func TestFromBuildStamp(t *testing.T) {
@@ -50,9 +52,7 @@ func TestPseudoVersion(t *testing.T) {
 // switched off (-buildvcs=false, as .ci/run builds): the -X values carry
 // the revision, and the version is derived from them.
 func TestLinkerFallback(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a binary")
-	}
+	testtier.Require(t, testtier.Process) // builds a binary
 	dir := t.TempDir()
 	main := filepath.Join(dir, "main.go")
 	if err := os.WriteFile(main, []byte(`package main

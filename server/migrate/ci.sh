@@ -19,7 +19,7 @@ need mariadbd mariadb-server
 need mariadb-install-db mariadb-server
 need java openjdk-17-jre-headless
 NACOS_REFERENCE_HOME=$(bash conformance/reference.sh)
-export NACOS_REFERENCE_HOME NACOSD_MIGRATE_JAVA=1
-go test -count=1 -timeout 8m -run 'TestMigrateFromJavaOnMariaDB$' -v ./server/migrate/ 2>&1 \
+export NACOS_REFERENCE_HOME
+go test -tags conformance -count=1 -timeout 8m -run 'TestMigrateFromJavaOnMariaDB$' -v ./server/migrate/ 2>&1 \
   | grep -v 'testlog.go:[0-9]*: time=' 
 exit "${PIPESTATUS[0]}"

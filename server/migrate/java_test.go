@@ -19,17 +19,17 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
 // The Java test needs Debian's mariadb-server and the Java Nacos 1.4.8
 // reference (NACOS_REFERENCE_HOME); server/migrate/ci.sh provides both and
-// sets NACOSD_MIGRATE_JAVA=1, which makes missing pieces a failure.
+// runs it in the conformance tier (-tags conformance), where missing
+// pieces are a failure.
 func requireJava(t *testing.T) string {
 	t.Helper()
-	if os.Getenv("NACOSD_MIGRATE_JAVA") != "1" {
-		t.Skip("set NACOSD_MIGRATE_JAVA=1 (bash server/migrate/ci.sh) to migrate from a real Java Nacos on MariaDB")
-	}
+	testtier.Require(t, testtier.Conformance) // bash server/migrate/ci.sh
 	home := os.Getenv("NACOS_REFERENCE_HOME")
 	if home == "" {
 		t.Fatal("NACOS_REFERENCE_HOME is not set (conformance/reference.sh prints it)")

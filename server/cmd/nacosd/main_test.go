@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -102,9 +103,7 @@ func startBinary(t *testing.T, bin, dir string, port int) *proc {
 // that every registration answered "ok" and every publish answered "true" is
 // there after a restart.
 func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testtier.Require(t, testtier.Process) // builds and runs the binary
 	bin := filepath.Join(t.TempDir(), "nacosd")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -220,9 +219,7 @@ func TestKill9KeepsAcknowledgedWrites(t *testing.T) {
 
 // TestSIGTERMShutsDownGracefully checks the exit code and that data stays.
 func TestSIGTERMShutsDownGracefully(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testtier.Require(t, testtier.Process) // builds and runs the binary
 	bin := filepath.Join(t.TempDir(), "nacosd")
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)

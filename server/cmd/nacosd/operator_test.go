@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/settings"
 )
 
@@ -52,9 +53,7 @@ func TestBinaryVersion(t *testing.T) {
 // TestMakeBuildKeepsRevision: `make build` stamps the commit even with
 // -buildvcs=false (as .ci/run builds) and in a git worktree.
 func TestMakeBuildKeepsRevision(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	testtier.Require(t, testtier.Process) // builds the binary
 	root, err := filepath.Abs("../../..")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nacosd/nacosd/internal/testtier"
 )
 
 // Helpers for the tests that build and run the real binary.
@@ -38,9 +40,7 @@ func TestMain(m *testing.M) {
 // names another build to test instead (e.g. an older commit's).
 func nacosdBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds and runs the binary")
-	}
+	testtier.Require(t, testtier.Process) // builds and runs the binary
 	if bin := os.Getenv("NACOSD_TEST_BIN"); bin != "" {
 		return bin
 	}

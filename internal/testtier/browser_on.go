@@ -1,0 +1,5 @@
+//go:build browser
+
+package testtier
+
+const browser = true

@@ -1,0 +1,5 @@
+//go:build cluster
+
+package testtier
+
+const cluster = true

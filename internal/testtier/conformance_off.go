@@ -1,0 +1,5 @@
+//go:build !conformance
+
+package testtier
+
+const conformance = false

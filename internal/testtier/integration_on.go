@@ -1,0 +1,5 @@
+//go:build integration
+
+package testtier
+
+const integration = true

@@ -1,0 +1,5 @@
+//go:build !jepsen
+
+package testtier
+
+const jepsen = false

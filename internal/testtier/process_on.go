@@ -1,0 +1,5 @@
+//go:build process
+
+package testtier
+
+const process = true
