@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test test-short fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
+.PHONY: docker docker-check build run run-cluster test vet test-unit test-integration test-process test-browser fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
 
 # The binary knows its build (`nacosd version`, the start-up log, metrics,
 # the console): the go command stamps the VCS revision unless -buildvcs=false
@@ -38,25 +38,48 @@ run: build
 run-cluster: build
 	bash server/cmd/nacosd/run-cluster.sh
 
-# Every Go test (unit, integration with real clients, raft crash tests), with the race detector.
-test:
-	$(GO) vet ./...
-	$(GO) -C conformance vet ./...
-	$(GO) test -race -count=1 -timeout 20m ./...
-	$(GO) -C conformance test -race -count=1 -timeout 20m ./...
+# The Go tests in tiers, one build tag each (docs/testing.md), in both
+# modules: the product (go.mod) and the suites (conformance/go.mod). A
+# tier's tag adds its tests to the unit tier. `make test` runs every tier
+# that needs nothing but Go and chromium; CI can run the test-* targets in
+# parallel instead.
+CONFORMANCE := $(GO) -C conformance
+test: vet
+	$(GO) test -race -count=1 -timeout 30m -tags integration,process ./...
+	$(CONFORMANCE) test -race -count=1 -timeout 30m -tags integration,process ./...
+	$(MAKE) test-browser
 
-test-short:
-	$(GO) test -short -count=1 ./...
+vet:
+	$(GO) vet ./...
+	$(CONFORMANCE) vet ./...
+
+# Unit: in-process, one node at most, no binary built.
+test-unit:
+	$(GO) test -race -count=1 -timeout 20m ./...
+	$(CONFORMANCE) test -race -count=1 -timeout 20m ./...
+
+# Integration: several in-process nodes, real-time waits, real client
+# libraries in process (conformance/sdkgo).
+test-integration:
+	$(GO) test -race -count=1 -timeout 30m -tags integration ./...
+	$(CONFORMANCE) test -race -count=1 -timeout 30m -tags integration ./...
+
+# Process: bin/nacosd built and run as a process (kill -9, signals, CLI).
+test-process:
+	$(GO) test -race -count=1 -timeout 30m -tags process ./...
+
+# Browser: the console in chromium (installed when missing); = ui-test.
+test-browser:
+	bash conformance/browser/run.sh
 
 # go vet and staticcheck (installed at a pinned version from the Go module
 # proxy into bin/tools on first use); both must be clean. No binary may be
 # tracked (.ci/no-binaries.sh: only the pictures of docs/).
 STATICCHECK_VERSION ?= v0.8.2
 TOOLS := $(CURDIR)/bin/tools
-lint:
+lint: vet
 	bash .ci/no-binaries.sh
-	$(GO) vet ./...
-	$(GO) -C conformance vet ./...
+	GO=$(GO) bash .ci/no-test-deps.sh
 	GOBIN=$(TOOLS) $(GO) install honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 	$(TOOLS)/staticcheck -checks inherit,-ST1005 ./... # error texts are Java's wire messages
 	cd conformance && $(TOOLS)/staticcheck -checks inherit,-ST1005 ./...
@@ -154,8 +177,7 @@ ui:
 ui-check:
 	bash server/console/ui/build.sh --check
 
-ui-test:
-	bash conformance/browser/run.sh
+ui-test: test-browser
 
 # The browser tests, writing the screenshots of docs/console.md.
 ui-screenshots:

@@ -25,8 +25,8 @@ import (
 )
 
 // TestConformance2 is the 2.x axis of the suite (Nacos 2.x clients over
-// gRPC), refereed by Java Nacos 2.5.1. It runs only with
-// NACOSD_CONFORMANCE2=1 and NACOS_REFERENCE2_HOME (conformance/reference2.sh
+// gRPC), refereed by Java Nacos 2.5.1. It runs only in the conformance
+// tier (-tags conformance) with NACOS_REFERENCE2_HOME (conformance/reference2.sh
 // prints it; NACOSD_CONFORMANCE_SELF_REFERENCE=1 puts a second nacosd in its
 // place) on nacosd, a 3-node nacosd cluster and the reference: the gRPC
 // corpus (conformance/grpccorpus; not on the cluster), the javatest/client2

@@ -40,8 +40,8 @@ func workDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// TestConformance is the whole suite. It runs only with NACOSD_CONFORMANCE=1
-// (it builds nacosd and the Java programs and takes minutes); see
+// TestConformance is the whole suite. It runs only in the conformance tier
+// (-tags conformance; it builds nacosd and the Java programs and takes minutes); see
 // docs/conformance.md. Optional: NACOS_REFERENCE_HOME (an unpacked Java
 // Nacos 1.4.8 distribution, adds the java-nacos target), NACOSD_CONFORMANCE_ONLY
 // (comma list of runners: java, restart, sdkgo, npm, sca, dubbo, corpus, auth), NACOSD_CONFORMANCE_OUT

@@ -3,8 +3,8 @@
 // raw HTTP request corpus against nacosd and, when one is available, the Java
 // Nacos 1.4.8 reference server, and compares the outcomes.
 //
-// The tests live in conformance_test.go and run only with
-// NACOSD_CONFORMANCE=1 (see docs/conformance.md); `conformance/ci.sh` installs
+// The tests live in conformance_test.go and run only with -tags
+// conformance (see docs/conformance.md, docs/testing.md); `conformance/ci.sh` installs
 // what they need and runs them.
 package conformance
 

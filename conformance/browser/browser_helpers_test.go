@@ -25,9 +25,9 @@ import (
 	"github.com/nacosd/nacosd/internal/testtier"
 )
 
-// Browser tests need Debian's chromium. They run when NACOSD_UI_TEST=1 (make
-// ui-test, which installs chromium) and are skipped otherwise, so `make
-// test` stays independent of a browser.
+// Browser tests need Debian's chromium. They run in the browser tier
+// (-tags browser: make test-browser, which installs chromium) and are
+// skipped otherwise, so the other tiers stay independent of a browser.
 func chromiumPath(t testing.TB) string {
 	t.Helper()
 	testtier.Require(t, testtier.Browser) // make ui-test
@@ -39,7 +39,7 @@ func chromiumPath(t testing.TB) string {
 			return p
 		}
 	}
-	t.Fatal("NACOSD_UI_TEST=1 but no chromium found (apt-get install -y chromium)")
+	t.Fatal("browser tier but no chromium found (apt-get install -y chromium)")
 	return ""
 }
 

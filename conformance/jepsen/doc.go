@@ -8,7 +8,7 @@
 // (porcupine), bounded staleness of every read, no acknowledged write lost,
 // convergence after healing, read-your-writes, monotonic reads, beating
 // ephemeral instances never missing and stopped ones expired in time, and
-// availability. `make jepsen SEED=… DURATION=…` runs it (TestJepsen, gated
-// by NACOSD_JEPSEN=1); the checks are plain functions over a Run, unit
+// availability. `make jepsen SEED=… DURATION=…` runs it (TestJepsen, in the
+// jepsen tier: -tags jepsen); the checks are plain functions over a Run, unit
 // tested on hand-made histories.
 package jepsen
