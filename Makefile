@@ -94,11 +94,11 @@ fuzz:
 # Go benchmarks, then the HTTP side by side with wrk (Java Nacos 1.4.8 from
 # ../shared/reference when Java 17 is installed, r-nacos when `make rnacos`
 # built it, nacosd, the trivial ceiling server;
-# server/cmd/nacosd-load/wrk.sh), whose table replaces the section
+# server/tools/nacosd-load/wrk.sh), whose table replaces the section
 # "HTTP side by side (issue 13)" of docs/benchmarks.md.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./compat/ ./server/... ./raftstore/
-	GO=$(GO) bash server/cmd/nacosd-load/wrk.sh
+	GO=$(GO) bash server/tools/nacosd-load/wrk.sh
 
 # r-nacos 0.8.8 (Rust; crates.io) for bench's r-nacos column, built with
 # cargo into bin/rnacos (~15 min on two CPUs; not in CI).
@@ -108,22 +108,22 @@ rnacos:
 # The scale figures (not in CI): 100 000 beating instances, 19 000 held long
 # polls, UDP push to 5 000 subscribers, 10 000 listened keys; writes the
 # section "Scale figures (issue 13)" of docs/benchmarks.md. NACOSD_SCALE_BEATS_DURATION
-# (default 5m) shortens the beat run (server/cmd/nacosd-scale/scale.sh).
+# (default 5m) shortens the beat run (server/tools/nacosd-scale/scale.sh).
 bench-scale:
-	GO=$(GO) bash server/cmd/nacosd-scale/scale.sh
+	GO=$(GO) bash server/tools/nacosd-scale/scale.sh
 
 # Config history off the heap (not in CI): 1 000 000 publishes with wrk,
 # RSS before/after/after paging/after restart, history completeness; writes
 # the section "History on disk (issue 13)" of docs/benchmarks.md
-# (NACOSD_HISTORY_PUBLISHES to change the count; server/cmd/nacosd-load/history.sh).
+# (NACOSD_HISTORY_PUBLISHES to change the count; server/tools/nacosd-load/history.sh).
 bench-history:
-	GO=$(GO) bash server/cmd/nacosd-load/history.sh
+	GO=$(GO) bash server/tools/nacosd-load/history.sh
 
 # Start to first answer with 100 000 configs and 100 000 persistent
 # instances in the store (not in CI); writes the section "Start-up with a
-# full store (issue 13)" of docs/benchmarks.md (server/cmd/nacosd-load/startup.sh).
+# full store (issue 13)" of docs/benchmarks.md (server/tools/nacosd-load/startup.sh).
 bench-start:
-	GO=$(GO) bash server/cmd/nacosd-load/startup.sh
+	GO=$(GO) bash server/tools/nacosd-load/startup.sh
 
 conformance:
 	bash conformance/ci.sh

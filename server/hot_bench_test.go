@@ -14,7 +14,7 @@ import (
 )
 
 // The hot-handler benchmarks send the requests of the wrk scripts behind
-// docs/benchmarks.md (server/cmd/nacosd-load/wrk) through the whole fiber
+// docs/benchmarks.md (server/tools/nacosd-load/wrk) through the whole fiber
 // handler of a real node (every middleware included) with a reused
 // RequestCtx and pre-built requests, so allocs/op is the server's own cost
 // of one request: `go test -run '^$' -bench Hot -benchmem ./server/`.

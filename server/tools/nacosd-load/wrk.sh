@@ -4,7 +4,7 @@
 # get, durable config publish) against Java Nacos 1.4.8 (the reference in
 # ../shared/reference, when Java 17 is installed), r-nacos 0.8.8 (when its
 # binary is there: `make rnacos` builds it with cargo), nacosd and the
-# trivial ceiling server (server/cmd/nacosd-ceiling), one server at a time, a fresh
+# trivial ceiling server (server/tools/nacosd-ceiling), one server at a time, a fresh
 # process and data directory for every workload. Records req/s, wrk's
 # p50/p99, RSS after the run and start-to-first-answer, writes the section
 # "HTTP side by side (issue 13)" of docs/benchmarks.md (replacing the one of
@@ -25,7 +25,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$(pwd)
-. server/cmd/nacosd-load/benchdoc.sh
+. server/tools/nacosd-load/benchdoc.sh
 log() { echo "wrk.sh: $*" >&2; }
 
 scripts=$(wrk_scripts "$root" register.lua)
@@ -37,8 +37,8 @@ doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 ensure_wrk
 GO=${GO:-go}
 make -s build
-$GO build -o bin/nacosd-ceiling ./server/cmd/nacosd-ceiling
-$GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
+$GO build -o bin/nacosd-ceiling ./server/tools/nacosd-ceiling
+$GO build -o bin/nacosd-scale ./server/tools/nacosd-scale
 
 java_home=""
 if [[ " $servers " == *" java "* ]]; then
@@ -146,7 +146,7 @@ END {
   title["java"] = "Java 1.4.8"; title["rnacos"] = "r-nacos 0.8.8"; title["nacosd"] = "nacosd"; title["fiber"] = "bare fiber \"ok\""; title["ceiling"] = "ceiling (fasthttp \"ok\")"
   print "## HTTP side by side (issue 13)"
   print ""
-  print "Written by `make bench` (`server/cmd/nacosd-load/wrk.sh`) on " machine "."
+  print "Written by `make bench` (`server/tools/nacosd-load/wrk.sh`) on " machine "."
   print "One server at a time, a fresh process and data directory per workload, `wrk -t1 -c32 -d" dur " --latency -s ../shared/bench/wrk/WORKLOAD.lua`" (warm ? " after an uncounted " warm " run of the same script" : "")
   print "(list reads 100 services × 100 instances and config get 100 keys of 1 KB, preloaded by `nacosd-scale preload`). The machine is shared:"
   print "the load average (1/5/15 min) before each run is in the second table. Replaced on every run."

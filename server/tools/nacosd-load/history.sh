@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 root=$(pwd)
-. server/cmd/nacosd-load/benchdoc.sh
+. server/tools/nacosd-load/benchdoc.sh
 log() { echo "history.sh: $*" >&2; }
 
 want=${NACOSD_HISTORY_PUBLISHES:-1000000}
@@ -21,7 +21,7 @@ scripts=$(wrk_scripts "$root" cfgpub.lua)
 ensure_wrk
 GO=${GO:-go}
 make -s build
-$GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
+$GO build -o bin/nacosd-scale ./server/tools/nacosd-scale
 
 work=$(mktemp -d)
 trap 'stop_server; rm -rf "$work"' EXIT
@@ -91,7 +91,7 @@ sec="$work/section.md"
 {
   echo "## History on disk (issue 13)"
   echo ""
-  echo "Written by \`make bench-history\` (\`server/cmd/nacosd-load/history.sh\`) on $machine."
+  echo "Written by \`make bench-history\` (\`server/tools/nacosd-load/history.sh\`) on $machine."
   echo "One fresh nacosd; \`wrk -t1 -c32 -s ../shared/bench/wrk/cfgpub.lua\` (100 keys, ~240-byte contents) in 20 s rounds until $want publishes."
   echo "History lives in raftstore's disk buckets (\`<data>/raft/fsm.db\`, \`raftstore/cold.go\`), not in the heap."
   echo ""

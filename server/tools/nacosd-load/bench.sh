@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 make -s build
-go build -o bin/nacosd-load ./server/cmd/nacosd-load
+go build -o bin/nacosd-load ./server/tools/nacosd-load
 dir=$(mktemp -d)
 port=${NACOSD_BENCH_PORT:-18848}
 ./bin/nacosd -port "$port" -host 127.0.0.1 -ip 127.0.0.1 -data-dir "$dir" -raft-addr 127.0.0.1:$((port - 1000)) -log-level error &

@@ -9,14 +9,14 @@
 # elsewhere).
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-. server/cmd/nacosd-load/benchdoc.sh
+. server/tools/nacosd-load/benchdoc.sh
 log() { echo "startup.sh: $*" >&2; }
 
 rounds=${NACOSD_START_ROUNDS:-5}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 GO=${GO:-go}
 make -s build
-$GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
+$GO build -o bin/nacosd-scale ./server/tools/nacosd-scale
 
 work=$(mktemp -d)
 pid=""
@@ -55,7 +55,7 @@ sec="$work/section.md"
 {
   echo "## Start-up with a full store (issue 13)"
   echo ""
-  echo "Written by \`make bench-start\` (\`server/cmd/nacosd-load/startup.sh\`) on $machine."
+  echo "Written by \`make bench-start\` (\`server/tools/nacosd-load/startup.sh\`) on $machine."
   echo "One nacosd filled with 100 000 configs of 1 KB and 100 000 persistent instances (1 000 services) in ${fill_s} s (\`nacosd-scale preload\`),"
   echo "then restarted $rounds times (SIGTERM; the last after kill -9), each timed from exec to the first 200 from \`/v1/console/health/readiness\`."
   echo ""

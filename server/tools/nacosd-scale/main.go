@@ -5,7 +5,7 @@
 // long-poll holders from a child process, for the descriptor limit) with
 // pipelined requests on raw connections, and prints one markdown table row
 // per figure. `preload` fills any server for the wrk workloads of
-// server/cmd/nacosd-load/wrk.sh. Only loopback addresses are used.
+// server/tools/nacosd-load/wrk.sh. Only loopback addresses are used.
 package main
 
 import (

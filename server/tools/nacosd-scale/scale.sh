@@ -9,13 +9,13 @@
 #   NACOSD_BENCH_DOC             file to write (default docs/benchmarks.md)
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
-. server/cmd/nacosd-load/benchdoc.sh
+. server/tools/nacosd-load/benchdoc.sh
 GO=${GO:-go}
 doc=${NACOSD_BENCH_DOC:-docs/benchmarks.md}
 dur=${NACOSD_SCALE_BEATS_DURATION:-5m}
 only=${NACOSD_SCALE_ONLY:-beats holders holders18k push listeners}
 make -s build
-$GO build -o bin/nacosd-scale ./server/cmd/nacosd-scale
+$GO build -o bin/nacosd-scale ./server/tools/nacosd-scale
 
 machine=$(machine_line)
 rows=$(mktemp)
@@ -42,7 +42,7 @@ done
 {
   echo "## Scale figures (issue 13)"
   echo ""
-  echo "Written by \`make bench-scale\` (\`server/cmd/nacosd-scale/scale.sh\`) on $machine."
+  echo "Written by \`make bench-scale\` (\`server/tools/nacosd-scale/scale.sh\`) on $machine."
   echo "Each row is one fresh nacosd (\`bin/nacosd\`, empty data directory) driven from \`nacosd-scale\` on the same machine (the"
   echo "long-poll holders from a child process: the descriptor limit is per process), over plain keep-alive connections with"
   echo "pre-built requests. The machine is shared: the load average (1/5/15 min) before and after each run is in its row."
