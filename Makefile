@@ -42,8 +42,11 @@ run-cluster: build
 # modules: the product (go.mod) and the suites (conformance/go.mod). A
 # tier's tag adds its tests to the unit tier. `make test` runs every tier
 # that needs nothing but Go and chromium; CI can run the test-* targets in
-# parallel instead.
+# parallel instead. test-integration and test-process test only the
+# packages with tiered tests (those importing internal/testtier), found by
+# go list.
 CONFORMANCE := $(GO) -C conformance
+TIERED = $$($(1) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | awk '/internal\/testtier/ {print $$1}')
 test: vet
 	$(GO) test -race -count=1 -timeout 30m -tags integration,process ./...
 	$(CONFORMANCE) test -race -count=1 -timeout 30m -tags integration,process ./...
@@ -61,12 +64,12 @@ test-unit:
 # Integration: several in-process nodes, real-time waits, real client
 # libraries in process (conformance/sdkgo).
 test-integration:
-	$(GO) test -race -count=1 -timeout 30m -tags integration ./...
-	$(CONFORMANCE) test -race -count=1 -timeout 30m -tags integration ./...
+	$(GO) test -race -count=1 -timeout 30m -tags integration $(call TIERED,$(GO))
+	$(CONFORMANCE) test -race -count=1 -timeout 30m -tags integration $(call TIERED,$(CONFORMANCE))
 
 # Process: bin/nacosd built and run as a process (kill -9, signals, CLI).
 test-process:
-	$(GO) test -race -count=1 -timeout 30m -tags process ./...
+	$(GO) test -race -count=1 -timeout 30m -tags process $(call TIERED,$(GO))
 
 # Browser: the console in chromium (installed when missing); = ui-test.
 test-browser:
