@@ -39,6 +39,7 @@ type fsm struct {
 
 	applied  appliedIndex
 	cold     *coldStore         // buckets kept in fsm.db (cold.go); nil: none
+	mark     *watermark         // the applied index kept across restarts (watermark.go); nil: none
 	ring     *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
 	outcomes *outcomeRing       // recent entries' results, for Apply after a lost leadership (outcome.go)
 	onBytes  func(since uint64) // set once before raft starts; called on the FSM goroutine
@@ -118,6 +119,7 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 		f.notify(ev)
 	}
 	if last > 0 {
+		f.mark.set(last)
 		f.applied.set(last)
 	}
 	return res

@@ -219,6 +219,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.ring.reset()
 	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data), "version", version)
 	f.notify(Event{Index: applied, Reset: true})
+	if applied > f.applied.get() {
+		f.mark.set(applied)
+	}
 	f.applied.reset(applied)
 	return nil
 }

@@ -43,9 +43,10 @@ type Store struct {
 	trans  *raft.NetworkTransport
 	stream *tcpStreamLayer
 	bolt   *raftboltdb.BoltStore
-	logs   *logStore // bolt, remembering its last failed write
-	locks  keyLocks  // per-key locks of Update
-	dir    *dirLock  // the directory's lock (dirlock_unix.go)
+	logs   *logStore  // bolt, remembering its last failed write
+	locks  keyLocks   // per-key locks of Update
+	dir    *dirLock   // the directory's lock (dirlock_unix.go)
+	mark   *watermark // the applied index across restarts (watermark.go)
 
 	compactor *compactor // size-triggered snapshots (compact.go)
 
@@ -241,6 +242,13 @@ func (s *Store) open() error {
 
 	s.fsm = newFSM(s.log)
 	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
+	if s.mark, err = openWatermark(cfg.Dir, s.log); err != nil {
+		return err
+	}
+	if !hadState {
+		s.mark.boot.Store(0) // a directory emptied but for the mark starts anew
+	}
+	s.fsm.mark = s.mark
 	if len(cfg.DiskBuckets) > 0 {
 		if s.fsm.cold, err = s.openCold(ls, snaps, hadState, v); err != nil {
 			return err
@@ -406,6 +414,7 @@ func (s *Store) catchUp() error {
 		if err := s.raft.Barrier(s.cfg.OpenTimeout).Error(); err != nil {
 			return fmt.Errorf("raftstore: open: replay log: %w", err)
 		}
+		s.settle()
 		s.log.Info("raftstore: open", "id", s.cfg.NodeID, "addr", s.Addr(), "applied", s.fsm.applied.get(), "last_index", last)
 		return nil
 	}
@@ -415,8 +424,9 @@ func (s *Store) catchUp() error {
 		select {
 		case <-tick.C:
 		case <-ctx.Done():
-			s.log.Warn("raftstore: open: log not fully applied yet (no leader?); continuing",
-				"applied", s.raft.AppliedIndex(), "last_index", last)
+			_, had, _ := s.CatchingUp()
+			s.log.Warn("raftstore: open: log not fully applied yet (no leader?); continuing, reads wait until this node is back where it was",
+				"applied", s.fsm.applied.get(), "last_index", last, "had_applied", had)
 			return nil
 		}
 	}
@@ -485,6 +495,9 @@ func (s *Store) shutdown() {
 			if err := s.bolt.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: close log store: %w", err))
 			}
+		}
+		if err := s.mark.close(); err != nil {
+			errs = append(errs, fmt.Errorf("raftstore: close %s: %w", watermarkFile, err))
 		}
 		if s.fsm != nil && s.fsm.cold != nil {
 			if err := s.fsm.cold.close(); err != nil {

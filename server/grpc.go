@@ -104,6 +104,10 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 			s.grpcForward.Sign = s.auth.Identity().Sign
 		}
 		rc.Router, rc.Sender = s.router, s.grpcForward
+		// a restarted member refuses requests, as Java does while it
+		// starts, until it is back where it was (raftstore/watermark.go):
+		// the client connects to another member
+		rc.Starting = func() bool { _, _, c := s.store.CatchingUp(); return c }
 	}
 	g, err := grpcapi.New(rc)
 	if err != nil {

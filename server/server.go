@@ -522,6 +522,9 @@ func (s *Server) Start(ctx context.Context) (err error) {
 		// a standalone node has no leader but itself: a write it cannot
 		// take (a full disk made it step down) answers its own error
 		gd.Forward = s.forwardToLeader
+		// a restarted member serves raft state once it is back where it
+		// was (raftstore/watermark.go)
+		gd.CatchUp = s.store.WaitCaughtUp
 	}
 	s.app.Use(httpapi.Gate(gd))
 	table.Mount(s.app.Group(s.cfg.ContextPath))
@@ -639,6 +642,10 @@ func (s *Server) Ready() error {
 			s.store.LeaderContact().Round(time.Millisecond), s.store.ElectionTimeout())
 	case !s.cfg.Standalone && s.distro != nil && !s.distro.Initialized():
 		return errors.New("Naming is not in readiness")
+	}
+	if applied, had, catching := s.store.CatchingUp(); catching {
+		return fmt.Errorf("Config is not in readiness: catching up with the raft leader "+
+			"(applied index %d, %d before this member stopped); until then reads of configs and instances wait", applied, had)
 	}
 	return nil
 }

@@ -37,6 +37,10 @@ type GateDeps struct {
 	Logger *slog.Logger
 	// Stats counts what the gate did; may be nil.
 	Stats *GateStats
+	// CatchUp, when set, returns once this node's raft state is at least
+	// as new as what it had applied before it last stopped (or ctx's
+	// error): reads of raft state wait for it (catchup.go).
+	CatchUp func(ctx context.Context) error
 }
 
 // GateStats are the gate's counters (metrics).
@@ -150,6 +154,11 @@ func (g *gate) serve(c *fiber.Ctx) error {
 	}
 	if rt != nil && (class == CP || class == Mixed) && rt.idempotent(c) {
 		c.Locals(idemKey, true)
+	}
+	if class == Read && rt != nil && g.CatchUp != nil && freshRead(rt.Path) {
+		if done, err := g.caughtUp(c); done {
+			return err
+		}
 	}
 	switch class {
 	case AP:
