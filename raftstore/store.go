@@ -544,7 +544,8 @@ func (s *Store) isClosed() bool {
 // the write may still be applied later.
 //
 // Apply copies b: the caller may reuse its slices once Apply is called.
-func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
+func (s *Store) Apply(ctx context.Context, b Batch) (index uint64, err error) {
+	defer func() { noteWrite(ctx, err) }()
 	if s.isClosed() {
 		return 0, ErrClosed
 	}

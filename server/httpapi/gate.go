@@ -198,9 +198,25 @@ func (g *gate) cp(c *fiber.Ctx, run func() error) error {
 		return g.onLeader(c, run)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, run, run())
+		return g.afterLeaderRun(c, run, runNoted(c, run))
 	}
 	return g.forward(c, run, "")
+}
+
+// runNoted runs a write's handler with a raftstore.WriteNote in its
+// context: when a write of the handler found the leadership gone, the
+// gate sees that error even if the handler answered something of its own
+// for it (stopBeta's "remove beta data error"), and routes the write to
+// the new leader (afterLeaderRun, onLeader) instead of relaying that
+// answer.
+func runNoted(c *fiber.Ctx, run func() error) error {
+	ctx, note := raftstore.WithWriteNote(c.UserContext())
+	c.SetUserContext(ctx)
+	err := run()
+	if nerr := note.Err(); nerr != nil && !isNotLeader(err) && !errors.Is(err, raftstore.ErrLeadershipLost) {
+		return nerr
+	}
+	return err
 }
 
 // forwarded reports whether a follower forwarded this request here.
@@ -215,7 +231,7 @@ func (g *gate) onLeader(c *fiber.Ctx, run func() error) error {
 	if v := c.Request().Header.Peek(HeaderPart); string(v) == "persistent" {
 		c.Locals(partKey, PartPersistent)
 	}
-	err := run()
+	err := runNoted(c, run)
 	switch {
 	case errors.Is(err, raftstore.ErrLeadershipLost):
 		c.Set(HeaderUnknown, "true") // may or may not commit
@@ -263,7 +279,7 @@ func (g *gate) mixed(c *fiber.Ctx, run func() error) error {
 		return g.distroProxy(c, target)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, run, run())
+		return g.afterLeaderRun(c, run, runNoted(c, run))
 	}
 	return g.forward(c, run, "persistent")
 }
