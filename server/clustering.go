@@ -85,6 +85,9 @@ func (s *Server) raftPeers(selfRaft string) []raftstore.Peer {
 	return out
 }
 
+// syncRetryDelay is how soon Distro sends a failed sync again.
+const syncRetryDelay = 250 * time.Millisecond
+
 // buildDistro makes the AP protocol over the registry (always: Java serves
 // the /v1/ns/distro endpoints in standalone mode too; they just have no
 // peers).
@@ -93,6 +96,10 @@ func (s *Server) buildDistro(store *distroStore) error {
 		SyncDelay: s.cfg.ClusterTimings.SyncDelay, BatchDelay: s.cfg.ClusterTimings.SyncDelay,
 		VerifyInterval: s.cfg.ClusterTimings.VerifyInterval, StatusInterval: s.cfg.ClusterTimings.VerifyInterval,
 		StatusDelay: s.cfg.ClusterTimings.VerifyInterval, LoadWait: s.cfg.ClusterTimings.LoadWait,
+		// a failed sync is sent again soon (Java: 5 s): with the peers'
+		// quick-SYN dial (server/cluster) a member cut off by a partition
+		// gets the lists it missed within a moment of the heal
+		RetryDelay: syncRetryDelay,
 		Clock: s.cfg.Clock, Logger: s.log.With("component", "distro")})
 	if err != nil {
 		return fmt.Errorf("server: start distro: %w", err)
