@@ -169,3 +169,39 @@ func TestRouterRetriesIdempotentUnknown(t *testing.T) {
 		t.Fatalf("err %v, ran %d, sent %d", err, ran, sent)
 	}
 }
+
+// TestRouterLeavesAPausedLeader: a send to a leader that stops answering
+// (paused: the connection stays open) is abandoned once another node leads
+// in a newer term: an idempotent write goes to the new leader, another
+// answers no-leader at once, instead of both waiting for the client's
+// timeout (the fault checker saw writes hang the whole 5.3 s of a pause
+// although a new leader was elected after 2 s).
+func TestRouterLeavesAPausedLeader(t *testing.T) {
+	for _, idempotent := range []bool{true, false} {
+		st := &fakeState{self: "C", leader: "A"}
+		var sent []string
+		w := Write{Name: "w", Idempotent: idempotent, Here: func() error { t.Error("ran here"); return nil },
+			Send: func(ctx context.Context, to string) (Answer, error) {
+				sent = append(sent, to)
+				if to == "A" {
+					time.AfterFunc(200*time.Millisecond, func() { st.set("B") })
+					<-ctx.Done() // paused: never answers
+					return Answer{}, ctx.Err()
+				}
+				return Answer{Applied: 3, HasApplied: true}, nil
+			}}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		start := time.Now()
+		err := router(t, st).Forward(ctx, w)
+		cancel()
+		if took := time.Since(start); took > 2*time.Second {
+			t.Fatalf("idempotent %v: the write waited %v for the paused leader", idempotent, took)
+		}
+		switch {
+		case idempotent && (err != nil || len(sent) != 2 || sent[1] != "B"):
+			t.Fatalf("idempotent: err %v, sent to %v", err, sent)
+		case !idempotent && (!errors.Is(err, ErrNoLeader) || len(sent) != 1):
+			t.Fatalf("not idempotent: err %v, sent to %v", err, sent)
+		}
+	}
+}
