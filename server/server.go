@@ -41,6 +41,7 @@ import (
 	"github.com/nacosd/nacosd/server/leader"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/push"
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // Version is the Nacos server version nacosd speaks (compat.NacosVersion).
@@ -413,7 +414,7 @@ func (s *Server) Start(ctx context.Context) (err error) {
 			if reg := regp.Load(); reg != nil {
 				return time.Duration(reg.Switches().DefaultPushCacheMillis) * time.Millisecond
 			}
-			return time.Duration(naming.DefaultSwitches().DefaultPushCacheMillis) * time.Millisecond
+			return time.Duration(switches.DefaultSwitches().DefaultPushCacheMillis) * time.Millisecond
 		}
 	}
 	if s.push, err = push.New(pc); err != nil {

@@ -1,4 +1,4 @@
-package naming
+package switches
 
 import (
 	"math"

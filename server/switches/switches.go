@@ -1,10 +1,16 @@
-package naming
-
+// Package switches is Java Nacos 1.4.8's naming switch domain
+// (SwitchDomain): the values an operator sets with PUT
+// /v1/ns/operator/switches, their GET body, the batch entry's
+// Jackson-style parser and the record the naming registry stores through
+// raft. It knows nothing of the registry: naming holds one Switches value
+// and consults it.
+//
 // The switch domain in five files: the type and the table of its fields
-// (here), the GET body (switches_json.go), PUT entry=... updates
-// (switches_update.go), the batch entry's Jackson-style parser
-// (switches_batch.go) and the stored form (switches_record.go). The table
-// is the one list of the fields: the other four walk it.
+// (here), the GET body (json.go), PUT entry=... updates (update.go), the
+// batch entry's Jackson-style parser (batch.go) and the stored form
+// (record.go). The table is the one list of the fields: the other four
+// walk it.
+package switches
 
 // SwitchDomainName is the fixed "name" property of the switch domain
 // (UtilsAndCommons.SWITCH_DOMAIN_NAME).
