@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
 // logStore is the bolt log and stable store with a memory of the last
@@ -68,7 +70,7 @@ func (l *logStore) StoreLogs(logs []*raft.Log) error {
 	if l.written >= logDropAfter && l.path != "" {
 		// every commit reads the newest leaf through the mapping, and the
 		// kernel maps the pages around it, just written: they add up
-		dropMappedPages(l.path)
+		boltio.DropMappedPages(l.path)
 		l.written = 0
 	}
 	l.wmu.Unlock()
@@ -105,7 +107,7 @@ func (l *logStore) dropPages() {
 		return
 	}
 	l.wmu.Lock()
-	dropMappedPages(l.path)
+	boltio.DropMappedPages(l.path)
 	l.written = 0
 	l.wmu.Unlock()
 }

@@ -24,12 +24,13 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
 // Store is a raft node and its key/value state. Reads (Get, Scan, Len)
@@ -133,7 +134,7 @@ func (s *Store) open() error {
 	if boltErr == nil {
 		// A lock timeout turns "another process has the directory" into an
 		// error instead of a hang.
-		if err := guarded(func() (err error) {
+		if err := boltio.Guarded(func() (err error) {
 			bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
 				// the freelist is rebuilt on open instead of written by every commit
 				// (raft.db is bounded by the log's size, so the scan is short)
@@ -242,9 +243,11 @@ func (s *Store) open() error {
 	s.fsm = newFSM(s.log)
 	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
 	if len(cfg.DiskBuckets) > 0 {
-		if s.fsm.cold, err = s.openCold(ls, snaps, hadState, v); err != nil {
+		c, err := s.openCold(ls, snaps, hadState, v)
+		if err != nil {
 			return err
 		}
+		s.fsm.cold = c
 	}
 	removeShipCopies(cfg.Dir, s.log)
 	shipper := &shipStore{FileSnapshotStore: snaps, dir: cfg.Dir, cold: s.fsm.cold, log: s.log}
@@ -273,47 +276,6 @@ func (s *Store) open() error {
 	err = s.catchUp()
 	s.logs.dropPages() // the replay read the log
 	return err
-}
-
-// openCold opens fsm.db (cold.go). A file of an earlier raft state (the
-// directory had none, or the file claims entries beyond the log and the
-// newest snapshot) is emptied. When the newest snapshot leaves the disk
-// buckets to the file (format 3), a file that does not reach its index is
-// damage, not something to rebuild.
-func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool, v *verifier) (*coldStore, error) {
-	own := v.newest != nil && v.newestHead.version == snapshotVersion
-	path := filepath.Join(s.cfg.Dir, coldFile)
-	advice := "Standalone: restore the data directory from a backup. In a cluster: stop this node, delete its directory " +
-		s.cfg.Dir + " and start it again; it rejoins and receives the data from the leader. See docs/operations.md"
-	c, err := openCold(s.cfg.Dir, s.cfg.DiskBuckets, !hadState, !own, s.log)
-	if err != nil {
-		if own && !errors.Is(err, syscall.ENOMEM) && !errors.Is(err, syscall.ENOSPC) {
-			return nil, &CorruptError{Path: path, Problem: err.Error(), Advice: advice}
-		}
-		return nil, err
-	}
-	last, err := ls.LastIndex()
-	if err != nil {
-		_ = c.close()
-		return nil, fmt.Errorf("raftstore: read last log index: %w", err)
-	}
-	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
-		last = max(last, metas[0].Index)
-	}
-	switch {
-	case own && (c.appliedIndex() < v.newestHead.applied || c.appliedIndex() > last):
-		_ = c.close()
-		return nil, &CorruptError{Path: path, Advice: advice, Problem: fmt.Sprintf(
-			"it holds the log's entries up to index %d, but the newest snapshot %s (index %d; the log ends at %d) keeps the config history in it",
-			c.appliedIndex(), v.newest.ID, v.newestHead.applied, last)}
-	case c.appliedIndex() > last:
-		s.log.Warn("raftstore: fsm.db is ahead of the raft log; rebuilding it", "fsm_db_applied", c.appliedIndex(), "last_index", last)
-		if err := c.empty(); err != nil {
-			_ = c.close()
-			return nil, err
-		}
-	}
-	return c, nil
 }
 
 // trailingLogs is the configured TrailingLogs or raft's default.
@@ -487,7 +449,7 @@ func (s *Store) shutdown() {
 			}
 		}
 		if s.fsm != nil && s.fsm.cold != nil {
-			if err := s.fsm.cold.close(); err != nil {
+			if err := s.fsm.cold.Close(); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -539,7 +501,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
 		return 0, err
 	}
 	for i, c := range b.Conds {
-		if s.fsm.cold.isCold(c.Bucket) {
+		if s.fsm.isCold(c.Bucket) {
 			return 0, fmt.Errorf("raftstore: cond %d: bucket %q is kept on disk and takes no conditions: %w", i, c.Bucket, ErrInvalidBatch)
 		}
 	}
@@ -631,8 +593,8 @@ func (s *Store) Len(bucket string) int { return s.fsm.len(bucket) }
 // prefix (a disk bucket walks its keys, without reading their values into
 // memory).
 func (s *Store) Count(bucket, prefix string) int {
-	if s.fsm.cold.isCold(bucket) {
-		return s.fsm.cold.count(bucket, prefix)
+	if s.fsm.isCold(bucket) {
+		return s.fsm.cold.Count(bucket, prefix)
 	}
 	return s.fsm.count(bucket, prefix)
 }
