@@ -100,7 +100,7 @@ func (l *logStore) SetUint64(k []byte, v uint64) error {
 // pages due.
 const logDropAfter = 4 << 20
 
-// dropPages unmaps raft.db's resident pages (pages_linux.go) between
+// dropPages unmaps raft.db's resident pages (internal/boltio) between
 // writes.
 func (l *logStore) dropPages() {
 	if l.path == "" {
