@@ -3,6 +3,7 @@ package cold
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -358,14 +359,7 @@ func (c *Store) noteRead(n uint64) {
 }
 
 // Buckets lists the disk buckets, sorted.
-func (c *Store) Buckets() []string {
-	names := make([]string, 0, len(c.names))
-	for n := range c.names {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func (c *Store) Buckets() []string { return slices.Sorted(maps.Keys(c.names)) }
 
 // Path is the file's path.
 func (c *Store) Path() string { return c.path }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -177,7 +179,7 @@ func (r *Rebalancer) check() {
 	}
 	r.cfg.Logger.Info("rebalancing 2.x connections to members under the average", "counts", counts, "moves", moves)
 	ids = r.cfg.Conns.SDKIDs()
-	for _, target := range sortedKeys(moves) {
+	for _, target := range slices.Sorted(maps.Keys(moves)) {
 		for range moves[target] {
 			if len(ids) == 0 {
 				return
@@ -239,13 +241,4 @@ func planRebalance(self string, counts map[string]int) map[string]int {
 		}
 	}
 	return moves
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
