@@ -85,7 +85,7 @@ func (s *Server) startPush(regp *atomic.Pointer[naming.Registry]) (err error) {
 			if reg := regp.Load(); reg != nil {
 				return time.Duration(reg.Switches().DefaultPushCacheMillis) * time.Millisecond
 			}
-			return time.Duration(switches.DefaultSwitches().DefaultPushCacheMillis) * time.Millisecond
+			return time.Duration(switches.Default().DefaultPushCacheMillis) * time.Millisecond
 		}
 	}
 	if s.push, err = push.New(pc); err != nil {

@@ -20,7 +20,7 @@ type NamingReader interface {
 	View(ns, grouped string) (naming.ServiceView, bool)
 	GroupedNames(ns string) []string
 	HasKinds(ns, grouped string) (ephemeral, persistent bool)
-	Switches() *switches.Switches
+	Switches() *switches.Domain
 }
 
 // HeldInstances keeps a connection's ephemeral instances alive on their

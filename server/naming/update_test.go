@@ -102,10 +102,10 @@ func TestUpdateServiceDoesNotDropConcurrentCluster(t *testing.T) {
 func TestConcurrentUpdateSwitchKeepsEveryEntry(t *testing.T) {
 	e := newEnv(t)
 	entries := []struct{ entry, value string }{
-		{switches.SwitchPushCacheMillis, "12345"}, {switches.SwitchDefaultCacheMillis, "2345"}, {switches.SwitchClientBeatInterval, "6789"},
-		{switches.SwitchDistroThreshold, "0.5"}, {switches.SwitchHealthCheckTimes, "7"}, {switches.SwitchServiceStatusSyncPeriod, "9000"},
-		{switches.SwitchServerStatusSyncPeriod, "3000"}, {switches.SwitchDistroServerExpiredMilli, "11111"}, {switches.SwitchMasters, "a,b"},
-		{switches.SwitchDisableAddIP, "true"}, {switches.SwitchSendBeatOnly, "true"}, {switches.SwitchLightBeatEnabled, "false"},
+		{switches.EntryPushCacheMillis, "12345"}, {switches.EntryDefaultCacheMillis, "2345"}, {switches.EntryClientBeatInterval, "6789"},
+		{switches.EntryDistroThreshold, "0.5"}, {switches.EntryHealthCheckTimes, "7"}, {switches.EntryServiceStatusSyncPeriod, "9000"},
+		{switches.EntryServerStatusSyncPeriod, "3000"}, {switches.EntryDistroServerExpiredMilli, "11111"}, {switches.EntryMasters, "a,b"},
+		{switches.EntryDisableAddIP, "true"}, {switches.EntrySendBeatOnly, "true"}, {switches.EntryLightBeatEnabled, "false"},
 	}
 	concurrently(t, len(entries), func(i int) error {
 		return e.reg.UpdateSwitch(context.Background(), entries[i].entry, entries[i].value, false)
@@ -114,7 +114,7 @@ func TestConcurrentUpdateSwitchKeepsEveryEntry(t *testing.T) {
 	if !ok {
 		t.Fatal("switches not stored")
 	}
-	sw, err := switches.UnmarshalSwitches(rec.Value[1:])
+	sw, err := switches.Unmarshal(rec.Value[1:])
 	if err != nil {
 		t.Fatal(err)
 	}
