@@ -91,7 +91,7 @@ type Store struct {
 
 	// pending are cold ops the FSM applied that are not in the file yet,
 	// oldest first: queued for the writer goroutine, or not writable (a
-	// full disk); reads see them (cold_read.go), and no snapshot is taken
+	// full disk); reads see them (read.go), and no snapshot is taken
 	// until they are written.
 	pendMu     sync.RWMutex
 	pending    []Op
@@ -164,7 +164,7 @@ func openColdDB(path string) (*bbolt.DB, error) {
 	for _, size := range []int{coldMmap, 1 << 30, 0} {
 		var db *bbolt.DB
 		err = boltio.Guarded(func() (err error) {
-			// every commit synced: the file is durable (snapshot.go, version 3)
+			// every commit synced: the file is durable (raftstore/snapshot.go, version 3)
 			db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, NoGrowSync: true,
 				InitialMmapSize: size})
 			return err
@@ -341,7 +341,7 @@ type Record struct {
 // writes, the FSM queues the next batches, so under load one transaction
 // carries the history rows of many raft batches (their leaves are shared)
 // and the FSM goroutine does not wait for bolt. Reads see queued ops
-// (cold_read.go), so a write is visible as soon as its entry is applied.
+// (read.go), so a write is visible as soon as its entry is applied.
 // Past coldQueueMax queued ops the FSM writes them itself (back-pressure).
 //
 // When a write fails (a full disk: the raft log had room, the file not), the
