@@ -24,12 +24,13 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
 // Store is a raft node and its key/value state. Reads (Get, Scan, Len)
@@ -134,7 +135,7 @@ func (s *Store) open() error {
 	if boltErr == nil {
 		// A lock timeout turns "another process has the directory" into an
 		// error instead of a hang.
-		if err := guarded(func() (err error) {
+		if err := boltio.Guarded(func() (err error) {
 			bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
 				// the freelist is rebuilt on open instead of written by every commit
 				// (raft.db is bounded by the log's size, so the scan is short)
@@ -250,9 +251,11 @@ func (s *Store) open() error {
 	}
 	s.fsm.mark = s.mark
 	if len(cfg.DiskBuckets) > 0 {
-		if s.fsm.cold, err = s.openCold(ls, snaps, hadState, v); err != nil {
+		c, err := s.openCold(ls, snaps, hadState, v)
+		if err != nil {
 			return err
 		}
+		s.fsm.cold = c
 	}
 	removeShipCopies(cfg.Dir, s.log)
 	shipper := &shipStore{FileSnapshotStore: snaps, dir: cfg.Dir, cold: s.fsm.cold, log: s.log}
@@ -281,47 +284,6 @@ func (s *Store) open() error {
 	err = s.catchUp()
 	s.logs.dropPages() // the replay read the log
 	return err
-}
-
-// openCold opens fsm.db (cold.go). A file of an earlier raft state (the
-// directory had none, or the file claims entries beyond the log and the
-// newest snapshot) is emptied. When the newest snapshot leaves the disk
-// buckets to the file (format 3), a file that does not reach its index is
-// damage, not something to rebuild.
-func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool, v *verifier) (*coldStore, error) {
-	own := v.newest != nil && v.newestHead.version == snapshotVersion
-	path := filepath.Join(s.cfg.Dir, coldFile)
-	advice := "Standalone: restore the data directory from a backup. In a cluster: stop this node, delete its directory " +
-		s.cfg.Dir + " and start it again; it rejoins and receives the data from the leader. See docs/operations.md"
-	c, err := openCold(s.cfg.Dir, s.cfg.DiskBuckets, !hadState, !own, s.log)
-	if err != nil {
-		if own && !errors.Is(err, syscall.ENOMEM) && !errors.Is(err, syscall.ENOSPC) {
-			return nil, &CorruptError{Path: path, Problem: err.Error(), Advice: advice}
-		}
-		return nil, err
-	}
-	last, err := ls.LastIndex()
-	if err != nil {
-		_ = c.close()
-		return nil, fmt.Errorf("raftstore: read last log index: %w", err)
-	}
-	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
-		last = max(last, metas[0].Index)
-	}
-	switch {
-	case own && (c.appliedIndex() < v.newestHead.applied || c.appliedIndex() > last):
-		_ = c.close()
-		return nil, &CorruptError{Path: path, Advice: advice, Problem: fmt.Sprintf(
-			"it holds the log's entries up to index %d, but the newest snapshot %s (index %d; the log ends at %d) keeps the config history in it",
-			c.appliedIndex(), v.newest.ID, v.newestHead.applied, last)}
-	case c.appliedIndex() > last:
-		s.log.Warn("raftstore: fsm.db is ahead of the raft log; rebuilding it", "fsm_db_applied", c.appliedIndex(), "last_index", last)
-		if err := c.empty(); err != nil {
-			_ = c.close()
-			return nil, err
-		}
-	}
-	return c, nil
 }
 
 // trailingLogs is the configured TrailingLogs or raft's default.
@@ -388,69 +350,6 @@ func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.Snapshot
 	return nil
 }
 
-// catchUp waits until the state reflects every entry that was in the log
-// at Open. On a one-node cluster it waits for leadership and a barrier, so
-// the first write does not fail with ErrNotLeader. Elsewhere it waits, up
-// to OpenTimeout, for the leader to commit the log; if there is no quorum
-// yet it logs a warning and returns, leaving the node to catch up.
-func (s *Store) catchUp() error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.OpenTimeout)
-	defer cancel()
-	last := s.raft.LastIndex()
-	cf := s.raft.GetConfiguration()
-	if err := cf.Error(); err != nil {
-		return fmt.Errorf("raftstore: read configuration: %w", err)
-	}
-	servers := cf.Configuration().Servers
-	if len(servers) == 0 {
-		s.log.Info("raftstore: no cluster configuration yet; waiting to be added by a leader", "id", s.cfg.NodeID, "addr", s.Addr())
-		return nil
-	}
-	solo := len(servers) == 1 && servers[0].ID == raft.ServerID(s.cfg.NodeID) && servers[0].Suffrage == raft.Voter
-	if solo {
-		if err := s.waitSelfLeader(ctx); err != nil {
-			return fmt.Errorf("raftstore: open: one-node cluster did not elect itself within %v: %w", s.cfg.OpenTimeout, err)
-		}
-		if err := s.raft.Barrier(s.cfg.OpenTimeout).Error(); err != nil {
-			return fmt.Errorf("raftstore: open: replay log: %w", err)
-		}
-		s.settle()
-		s.log.Info("raftstore: open", "id", s.cfg.NodeID, "addr", s.Addr(), "applied", s.fsm.applied.get(), "last_index", last)
-		return nil
-	}
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for s.raft.AppliedIndex() < last {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			_, had, _ := s.CatchingUp()
-			s.log.Warn("raftstore: open: log not fully applied yet (no leader?); continuing, reads wait until this node is back where it was",
-				"applied", s.fsm.applied.get(), "last_index", last, "had_applied", had)
-			return nil
-		}
-	}
-	return nil
-}
-
-func (s *Store) waitSelfLeader(ctx context.Context) error {
-	ch := make(chan raft.Observation, 1)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.RaftState)
-		return ok
-	})
-	s.raft.RegisterObserver(obs)
-	defer s.raft.DeregisterObserver(obs)
-	for s.raft.State() != raft.Leader {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
 // Close shuts the raft node down (no final snapshot; the log is durable)
 // and closes the transport and the bolt file. A leader with peers first
 // hands leadership to one of them, so the cluster does not wait an
@@ -500,7 +399,7 @@ func (s *Store) shutdown() {
 			errs = append(errs, fmt.Errorf("raftstore: close %s: %w", watermarkFile, err))
 		}
 		if s.fsm != nil && s.fsm.cold != nil {
-			if err := s.fsm.cold.close(); err != nil {
+			if err := s.fsm.cold.Close(); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -553,7 +452,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (index uint64, err error) {
 		return 0, err
 	}
 	for i, c := range b.Conds {
-		if s.fsm.cold.isCold(c.Bucket) {
+		if s.fsm.isCold(c.Bucket) {
 			return 0, fmt.Errorf("raftstore: cond %d: bucket %q is kept on disk and takes no conditions: %w", i, c.Bucket, ErrInvalidBatch)
 		}
 	}
@@ -645,8 +544,8 @@ func (s *Store) Len(bucket string) int { return s.fsm.len(bucket) }
 // prefix (a disk bucket walks its keys, without reading their values into
 // memory).
 func (s *Store) Count(bucket, prefix string) int {
-	if s.fsm.cold.isCold(bucket) {
-		return s.fsm.cold.count(bucket, prefix)
+	if s.fsm.isCold(bucket) {
+		return s.fsm.cold.Count(bucket, prefix)
 	}
 	return s.fsm.count(bucket, prefix)
 }
