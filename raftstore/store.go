@@ -372,6 +372,9 @@ func (s *Store) shutdown() {
 		if s.raft != nil && s.compactor != nil {
 			s.compactor.snapshotAtClose()
 		}
+		if s.stream != nil {
+			s.stream.stopDialing() // raft's shutdown waits for its RPCs' dials
+		}
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: shutdown raft: %w", err))
