@@ -38,7 +38,7 @@ func (s *Server) buildDistro(store *distroStore) error {
 		// quick-SYN dial (server/cluster) a member cut off by a partition
 		// gets the lists it missed within a moment of the heal
 		RetryDelay: syncRetryDelay,
-		Clock: s.cfg.Clock, Logger: s.log.With("component", "distro")})
+		Clock:      s.cfg.Clock, Logger: s.log.With("component", "distro")})
 	if err != nil {
 		return fmt.Errorf("server: start distro: %w", err)
 	}
