@@ -56,7 +56,11 @@ func NewPeers(cfg PeersConfig) *Peers {
 		DialContext:         quickSYN(d),
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 32,
-		IdleConnTimeout:     60 * time.Second,
+		// below the members' idle timeout (nacosd 20 s, Tomcat's 20 s): a
+		// pooled connection the member already closed fails a POST with
+		// EOF, which Go does not retry (the fault checker saw a forwarded
+		// write fail so in a quiet cluster)
+		IdleConnTimeout: 10 * time.Second,
 		DisableCompression:  true, // bodies are read as sent (Java sends Content-Encoding: gzip over plain bodies)
 	}
 	return &Peers{cfg: cfg, client: &http.Client{Transport: tr}}

@@ -224,8 +224,14 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 				continue
 			}
 			if w.Idempotent && retry {
-				// delivered, unanswered (the leader died with it): sent
-				// again to the next leader
+				// delivered, unanswered: sent again, to the next leader if
+				// this one is gone (it died with it, or another leads
+				// now), else to the same one (a connection it closed)
+				if st.LeaderID() == leader && !r.waitedOn(leader, failed) {
+					r.cfg.Logger.Info("raft leader did not answer an idempotent write; sending it again", "leader", leader, "err", err)
+					failed, failedTerm = leader, 0
+					continue
+				}
 				r.cfg.Logger.Info("raft leader did not answer an idempotent write; sending it to the next one", "leader", leader, "err", err)
 				failed, failedTerm = leader, st.Term()
 				continue
@@ -243,6 +249,10 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 		return r.catchUp(ctx, leader, a.Applied)
 	}
 }
+
+// waitedOn reports whether leader already failed this write once (the
+// retry to the same leader is taken only once).
+func (r *Router) waitedOn(leader, failed string) bool { return leader == failed }
 
 // movedPoll is how often a send watches whether the leadership moved.
 const movedPoll = 50 * time.Millisecond
