@@ -60,8 +60,8 @@ func NewPeers(cfg PeersConfig) *Peers {
 		// pooled connection the member already closed fails a POST with
 		// EOF, which Go does not retry (the fault checker saw a forwarded
 		// write fail so in a quiet cluster)
-		IdleConnTimeout: 10 * time.Second,
-		DisableCompression:  true, // bodies are read as sent (Java sends Content-Encoding: gzip over plain bodies)
+		IdleConnTimeout:    10 * time.Second,
+		DisableCompression: true, // bodies are read as sent (Java sends Content-Encoding: gzip over plain bodies)
 	}
 	return &Peers{cfg: cfg, client: &http.Client{Transport: tr}}
 }
