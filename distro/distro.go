@@ -214,6 +214,7 @@ type Distro struct {
 	batches  map[string]*batch                   // target → collecting batch
 	sending  map[string][]ServiceRef             // target → the services of the sync in flight
 	lastSize map[string]int                      // target → instances its last sync carried
+	failing  map[string]bool                     // targets whose last sync failed (logged once)
 	verifies map[string]bool                     // source → checksums being processed
 
 	initialized atomic.Bool // loaded, or LoadWait passed
@@ -276,7 +277,7 @@ func New(cfg Config) (*Distro, error) {
 	cfg = cfg.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &Distro{cfg: cfg, log: cfg.Logger, self: cfg.Members.SelfAddress(), view: newView(), pending: map[string]map[ServiceRef]time.Time{},
-		batches: map[string]*batch{}, sending: map[string][]ServiceRef{}, lastSize: map[string]int{}, verifies: map[string]bool{},
+		batches: map[string]*batch{}, sending: map[string][]ServiceRef{}, lastSize: map[string]int{}, failing: map[string]bool{}, verifies: map[string]bool{},
 		tasks: clock.NewSchedules(cfg.Clock), ctx: ctx, cancel: cancel}
 	d.MembersChanged()
 	return d, nil

@@ -1,6 +1,7 @@
 package distro
 
 import (
+	"log/slog"
 	"net/http"
 	"slices"
 	"time"
@@ -185,9 +186,25 @@ func (d *Distro) sync(target string, refs []ServiceRef) {
 			return o != d.self && o != target
 		})
 		d.stats.SyncFailed.Add(1)
-		d.log.Warn("distro: sync failed; retrying", "target", target, "services", len(retry), "dropped", len(refs)-len(retry), "err", err)
+		d.mu.Lock()
+		first := !d.failing[target]
+		d.failing[target] = true
+		d.mu.Unlock()
+		lvl := slog.LevelDebug // one warning per outage, not one per retry
+		if first {
+			lvl = slog.LevelWarn
+		}
+		d.log.Log(d.ctx, lvl, "distro: sync failed; retrying", "target", target, "services", len(retry), "dropped", len(refs)-len(retry),
+			"every", d.cfg.RetryDelay, "err", err)
 		d.queueFor(target, retry, d.cfg.RetryDelay)
 		return
+	}
+	d.mu.Lock()
+	recovered := d.failing[target]
+	delete(d.failing, target)
+	d.mu.Unlock()
+	if recovered {
+		d.log.Info("distro: sync works again", "target", target)
 	}
 	d.stats.SyncSent.Add(1)
 	d.stats.SyncKeys.Add(int64(len(datums)))

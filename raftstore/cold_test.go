@@ -10,14 +10,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/hashicorp/raft"
 	"go.etcd.io/bbolt"
+
+	"github.com/nacosd/nacosd/raftstore/cold"
 )
 
 // coldConfig is testConfig with bucket "h" kept on disk.
@@ -27,15 +26,16 @@ func coldConfig(t testing.TB, dir string) Config {
 	return cfg
 }
 
-// newColdFSM is a bare fsm whose bucket "h" lives in dir/fsm.db.
+// newColdFSM is a bare fsm whose bucket "h" lives in dir/fsm.db (package
+// cold; its own tests are there).
 func newColdFSM(t *testing.T, dir string) *fsm {
 	t.Helper()
 	f := newFSM(testLogger(t))
-	c, err := openCold(dir, []string{"h"}, true, true, f.log)
+	c, err := cold.Open(dir, []string{"h"}, true, true, f.log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = c.close() })
+	t.Cleanup(func() { _ = c.Close() })
 	f.cold = c
 	return f
 }
@@ -166,11 +166,19 @@ func TestDiskBucketSurvivesRestart(t *testing.T) {
 	}
 }
 
+// fsm.db's meta bucket and three of its keys (package cold's file format).
+const (
+	coldMetaName = "\x00meta"
+	coldClean    = "clean"
+	coldBoot     = "boot"
+	coldSynced   = "synced"
+)
+
 // setColdMeta rewrites fsm.db's meta keys, as a power loss would leave an
 // unsynced file for another boot.
 func setColdMeta(t *testing.T, dir string, kv map[string]string) {
 	t.Helper()
-	db, err := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
+	db, err := bbolt.Open(filepath.Join(dir, cold.File), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,14 +215,6 @@ func fillAndClose(t *testing.T, cfg Config, snapshotAt int) map[string]map[strin
 	return want
 }
 
-// stopColdWriter stops c's writer goroutine: what is queued stays queued
-// until the test writes it.
-func stopColdWriter(c *coldStore) {
-	close(c.stopWriter)
-	<-c.writerDone
-	c.stopWriter = nil
-}
-
 // An fsm.db of an earlier version, whose commits were not synced (no
 // "synced" mark), is trusted only after a clean stop or on the boot that
 // wrote it; otherwise it is rebuilt from the log (and from its snapshots,
@@ -226,7 +226,7 @@ func TestUntrustedDiskBucketIsRebuilt(t *testing.T) {
 	want := fillAndClose(t, cfg, -1)
 	// not closed cleanly, on another boot; and some records lost
 	setColdMeta(t, dir, map[string]string{coldClean: "0", coldBoot: "another boot", coldSynced: "0"})
-	db, _ := bbolt.Open(filepath.Join(dir, coldFile), 0o600, nil)
+	db, _ := bbolt.Open(filepath.Join(dir, cold.File), 0o600, nil)
 	_ = db.Update(func(tx *bbolt.Tx) error { return tx.Bucket([]byte("h")).Delete([]byte("k05")) })
 	_ = db.Close()
 	s := mustOpen(t, cfg)
@@ -254,12 +254,12 @@ func TestSyncedDiskBucketIsKept(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Remove(filepath.Join(dir, coldFile)); err != nil {
+	if err := os.Remove(filepath.Join(dir, cold.File)); err != nil {
 		t.Fatal(err)
 	}
 	_, err := Open(cfg)
 	var ce *CorruptError
-	if !errors.As(err, &ce) || !strings.HasSuffix(ce.Path, coldFile) {
+	if !errors.As(err, &ce) || !strings.HasSuffix(ce.Path, cold.File) {
 		t.Fatalf("Open without fsm.db = %v, want a CorruptError naming it", err)
 	}
 	t.Log(err)
@@ -274,11 +274,11 @@ func TestStaleDiskBucketFileIsDropped(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := t.TempDir()
-	raw, err := os.ReadFile(filepath.Join(old, coldFile))
+	raw, err := os.ReadFile(filepath.Join(old, cold.File))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(fresh, coldFile), raw, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(fresh, cold.File), raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	s = mustOpen(t, coldConfig(t, fresh))
@@ -337,8 +337,8 @@ func TestColdSnapshotRestore(t *testing.T) {
 	if n := dst.len("h"); n != 2 {
 		t.Errorf("len = %d, want 2", n)
 	}
-	if dst.cold.appliedIndex() != 2 {
-		t.Errorf("fsm.db applied = %d after restore, want 2", dst.cold.appliedIndex())
+	if dst.cold.AppliedIndex() != 2 {
+		t.Errorf("fsm.db applied = %d after restore, want 2", dst.cold.AppliedIndex())
 	}
 	// a store without disk buckets cannot take this snapshot
 	if err := newTestFSM(t).Restore(io.NopCloser(bytes.NewReader(sent))); err == nil {
@@ -456,315 +456,5 @@ func TestV1SnapshotMovesDiskBuckets(t *testing.T) {
 	}
 	if err := newTestFSM(t).Restore(io.NopCloser(bytes.NewReader(v1))); err != nil {
 		t.Fatalf("v1 snapshot without disk buckets: %v", err)
-	}
-}
-
-// While fsm.db cannot be written (a full disk), the FSM goes on: reads see
-// the pending writes, no snapshot is taken, and the next write that works
-// writes them too.
-func TestDiskBucketWritesPendWhileTheFileFails(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a", "1"), put("h", "b", "2")}}))
-	if err := f.cold.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	full := errors.New("no space left on device")
-	var fail atomic.Bool
-	fail.Store(true)
-	f.cold.mu.Lock() // the writer goroutine reads it under mu
-	f.cold.failWrite = func() error {
-		if fail.Load() {
-			return full
-		}
-		return nil
-	}
-	f.cold.mu.Unlock()
-	if r := f.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "c", "3"), del("h", "a"), put("mem", "m", "x")}})); r != nil {
-		t.Fatalf("Apply with the file failing = %v", r)
-	}
-	f.Apply(cmdLog(3, Batch{Ops: []Op{put("h", "b", "2b")}}))
-	check := func(when string) {
-		t.Helper()
-		if _, ok := f.get("h", "a"); ok {
-			t.Errorf("%s: deleted key still read", when)
-		}
-		if r, ok := f.get("h", "c"); !ok || string(r.Value) != "3" || r.Rev != 2 {
-			t.Errorf("%s: h/c = %+v %v", when, r, ok)
-		}
-		if r, ok := f.get("h", "b"); !ok || string(r.Value) != "2b" || r.Rev != 3 {
-			t.Errorf("%s: h/b = %+v %v", when, r, ok)
-		}
-		if n := f.len("h"); n != 2 {
-			t.Errorf("%s: len = %d, want 2", when, n)
-		}
-		var got []string
-		f.scan("h", "", true, func(k string, r Record) bool { got = append(got, k+"="+string(r.Value)); return true })
-		if strings.Join(got, ",") != "c=3,b=2b" {
-			t.Errorf("%s: reverse scan = %v", when, got)
-		}
-		if n := f.cold.count("h", "b"); n != 1 {
-			t.Errorf("%s: count(b) = %d", when, n)
-		}
-	}
-	check("pending")
-	if f.cold.appliedIndex() != 1 {
-		t.Fatalf("file's applied index moved to %d with writes pending", f.cold.appliedIndex())
-	}
-	if _, err := f.Snapshot(); err == nil {
-		t.Fatal("snapshot taken with writes pending")
-	}
-	fail.Store(false)
-	f.Apply(cmdLog(4, Batch{Ops: []Op{put("mem", "m", "y")}})) // no cold ops: nothing retried yet
-	snap, err := f.Snapshot()
-	if err != nil {
-		t.Fatalf("snapshot once the file works: %v", err)
-	}
-	snap.Release()
-	if f.cold.hasPending.Load() {
-		t.Fatal("still pending after the file recovered")
-	}
-	check("written")
-	if r, ok := f.cold.fileGet("h", "c"); !ok || string(r.Value) != "3" {
-		t.Fatalf("pending write not in the file: %+v %v", r, ok)
-	}
-}
-
-// The writer writes the queue in transactions of about coldTxBytes; when
-// one ends inside an entry's ops, the file's applied index stays below that
-// entry, so a restart replays the entry rather than skip its unwritten ops.
-func TestDiskBucketChunkEndsBelowASplitEntry(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a", "1")}}))
-	if err := f.cold.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	big := strings.Repeat("x", coldTxBytes/2+1)
-	c := f.cold
-	stopColdWriter(c) // the test writes the queue itself
-	c.write([]coldOp{{2, put("h", "b", big)}, {2, put("h", "c", big)}, {2, put("h", "d", big)}, {3, put("h", "e", "3")}}, 3)
-	if err := c.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.appliedIndex(); got != 3 {
-		t.Fatalf("applied after the whole queue = %d, want 3", got)
-	}
-	c.write([]coldOp{{4, put("h", "f", big)}, {4, put("h", "g", big)}, {4, put("h", "i", big)}}, 4)
-	more, err := c.writeHead()
-	if err != nil || !more {
-		t.Fatalf("first chunk: more %v err %v", more, err)
-	}
-	if got := c.appliedIndex(); got != 3 {
-		t.Fatalf("applied after a chunk inside entry 4 = %d, want 3", got)
-	}
-	if r, ok := f.get("h", "i"); !ok || len(r.Value) != len(big) || r.Rev != 4 {
-		t.Fatalf("queued op not read: rev %d ok %v", r.Rev, ok)
-	}
-	if err := c.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c.appliedIndex(); got != 4 {
-		t.Fatalf("applied after the rest = %d, want 4", got)
-	}
-}
-
-// TestDiskBucketPagesStayFull appends to 100 key ranges at once, as config
-// history grows, and checks bolt's leaf pages stay mostly full (its default
-// split left every page behind half empty: the file twice the data).
-func TestDiskBucketPagesStayFull(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	val := strings.Repeat("v", 300)
-	for i := range 20000 {
-		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%03d\x00%020d", i%100, i), val)}}))
-	}
-	if err := f.cold.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	var st bbolt.BucketStats
-	if err := f.cold.db.View(func(tx *bbolt.Tx) error {
-		st = tx.Bucket([]byte("h")).Stats()
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	fill := float64(st.LeafInuse) / float64(st.LeafAlloc)
-	t.Logf("%d leaf pages, %d bytes in use of %d (%.0f %%)", st.LeafPageN, st.LeafInuse, st.LeafAlloc, 100*fill)
-	if fill < 0.7 { // 43 % with bolt's default
-		t.Fatalf("leaf pages %.0f %% full, want >= 70 %%", 100*fill)
-	}
-}
-
-// A scan sees the queued ops of its own range merged into the file's, and
-// reads only the file when what is queued lies in other ranges.
-func TestDiskBucketScanSeesQueuedOps(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	f.Apply(cmdLog(1, Batch{Ops: []Op{put("h", "a/1", "1"), put("h", "a/2", "2"), put("h", "b/1", "1")}}))
-	if err := f.cold.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	c := f.cold
-	stopColdWriter(c) // keep what follows queued
-	f.Apply(cmdLog(2, Batch{Ops: []Op{put("h", "b/2", "2"), del("h", "b/1")}}))
-	f.Apply(cmdLog(3, Batch{Ops: []Op{put("h", "a/3", "3")}}))
-	f.Apply(cmdLog(4, Batch{Ops: []Op{del("h", "a/3")}}))
-	if !c.hasPending.Load() {
-		t.Fatal("nothing queued")
-	}
-	scan := func(prefix string, reverse bool) string {
-		var out []string
-		f.scan("h", prefix, reverse, func(k string, r Record) bool {
-			out = append(out, k+"="+string(r.Value))
-			return true
-		})
-		return strings.Join(out, ",")
-	}
-	for _, tc := range []struct {
-		prefix  string
-		reverse bool
-		want    string
-	}{
-		{"a/", false, "a/1=1,a/2=2"},
-		{"a/", true, "a/2=2,a/1=1"},
-		{"b/", false, "b/2=2"},
-		{"", false, "a/1=1,a/2=2,b/2=2"},
-		{"c/", false, ""},
-	} {
-		if got := scan(tc.prefix, tc.reverse); got != tc.want {
-			t.Errorf("scan %q reverse=%v = %s, want %s", tc.prefix, tc.reverse, got, tc.want)
-		}
-	}
-	if n := c.count("h", "b/"); n != 1 {
-		t.Errorf("count b/ = %d, want 1", n)
-	}
-	if n := c.count("h", "a/"); n != 2 {
-		t.Errorf("count a/ = %d, want 2", n)
-	}
-	if err := c.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	if got := scan("", false); got != "a/1=1,a/2=2,b/2=2" {
-		t.Errorf("after the flush: %s", got)
-	}
-}
-
-// A count is kept until the next write: paging through a long history
-// counted it again for every page.
-func TestDiskBucketCountIsKeptUntilAWrite(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	for i := range 20 {
-		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%d\x00%03d", i%2, i), "v")}}))
-	}
-	c := f.cold
-	if n := c.count("h", "g0\x00"); n != 10 {
-		t.Fatalf("count = %d, want 10", n)
-	}
-	if _, ok := c.cntCache["h\x00g0\x00"]; !ok {
-		t.Fatal("count not kept")
-	}
-	if n := c.count("h", "g0\x00"); n != 10 {
-		t.Fatalf("kept count = %d, want 10", n)
-	}
-	f.Apply(cmdLog(21, Batch{Ops: []Op{put("h", "g0\x00100", "v")}}))
-	if n := c.count("h", "g0\x00"); n != 11 {
-		t.Fatalf("count after a put = %d, want 11", n)
-	}
-	f.Apply(cmdLog(22, Batch{Ops: []Op{del("h", "g0\x00000"), del("h", "g1\x00001")}}))
-	if n := c.count("h", "g0\x00"); n != 10 {
-		t.Fatalf("count after a delete = %d, want 10", n)
-	}
-	if err := c.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	if n, m := c.count("h", "g0\x00"), c.count("h", "g1\x00"); n != 10 || m != 9 {
-		t.Fatalf("counts after the flush = %d, %d, want 10, 9", n, m)
-	}
-}
-
-// Page N+1 starts where page N stopped (a kept position) until the next
-// write, and reads the same records as a walk from the start.
-func TestDiskBucketPageStartsWherePageBeforeStopped(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	for i := range 60 {
-		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%d\x00%03d", i%3, i), strconv.Itoa(i))}}))
-	}
-	if err := f.cold.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	c := f.cold
-	page := func(prefix string, reverse bool, n, size int) string {
-		var out []string
-		c.scan("h", prefix, reverse, n*size, func(k string, r Record) bool {
-			out = append(out, string(r.Value))
-			return len(out) < size
-		})
-		return strings.Join(out, ",")
-	}
-	forget := func() { c.countsChanged() }
-	for _, reverse := range []bool{false, true} {
-		var kept, walked []string
-		for n := range 5 {
-			kept = append(kept, page("g1\x00", reverse, n, 6))
-		}
-		if len(c.posCache) == 0 {
-			t.Fatal("no position kept")
-		}
-		for n := range 5 {
-			forget()
-			walked = append(walked, page("g1\x00", reverse, n, 6))
-		}
-		if fmt.Sprint(kept) != fmt.Sprint(walked) {
-			t.Fatalf("reverse=%v: pages from kept positions %v, walked %v", reverse, kept, walked)
-		}
-	}
-	if got := page("g1\x00", true, 1, 6); got != "40,37,34,31,28,25" {
-		t.Fatalf("page 2 newest first = %s", got)
-	}
-	page("g1\x00", true, 0, 6) // keeps the position of page 2
-	f.Apply(cmdLog(61, Batch{Ops: []Op{put("h", "g1\x00999", "new"), del("h", "g1\x00040")}}))
-	if err := c.flushPending(); err != nil {
-		t.Fatal(err)
-	}
-	if got := page("g1\x00", true, 1, 6); got != "43,37,34,31,28,25" {
-		t.Fatalf("page 2 after a write = %s", got)
-	}
-}
-
-// A count taken while a snapshot's cold section loads (a member restoring
-// one from the leader) sees a part of it and must not be kept: the
-// member's history pages stayed empty until its next write.
-func TestDiskBucketCountDuringALoadIsNotKept(t *testing.T) {
-	t.Parallel()
-	f := newColdFSM(t, t.TempDir())
-	c := f.cold
-	load := c.beginLoad()
-	if err := load.reset(); err != nil {
-		t.Fatal(err)
-	}
-	if err := load.put("h", "g\x00001", Record{Rev: 1, Value: []byte("a")}); err != nil {
-		t.Fatal(err)
-	}
-	if err := load.commit(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan int)
-	go func() { done <- c.count("h", "g\x00") }() // walks the part loaded, then waits for the load
-	time.Sleep(50 * time.Millisecond)
-	for i := 2; i <= 5; i++ {
-		if err := load.put("h", fmt.Sprintf("g\x00%03d", i), Record{Rev: uint64(i), Value: []byte("a")}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := load.finish(5); err != nil {
-		t.Fatal(err)
-	}
-	load.end()
-	<-done
-	if n := c.count("h", "g\x00"); n != 5 {
-		t.Fatalf("count after the load = %d, want 5", n)
 	}
 }

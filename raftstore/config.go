@@ -82,7 +82,7 @@ type Config struct {
 	// DiskBuckets are buckets kept in <Dir>/fsm.db instead of memory (large,
 	// rarely read data such as config history): Get, Scan and Len read the
 	// file, Scan goes in key order, and batches may not put conditions on
-	// them. They are in snapshots like the others (cold.go).
+	// them. They are in snapshots like the others (package cold).
 	DiskBuckets []string
 
 	// Logger receives the store's and raft's logs; nil discards them.

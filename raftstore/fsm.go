@@ -10,6 +10,8 @@ import (
 	"sync"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/nacosd/nacosd/raftstore/cold"
 )
 
 // Event describes one change of the state, delivered to Watch callbacks.
@@ -38,7 +40,8 @@ type fsm struct {
 	data buckets
 
 	applied  appliedIndex
-	cold     *coldStore         // buckets kept in fsm.db (cold.go); nil: none
+	cold     diskBuckets        // buckets kept in fsm.db (package cold); nil: none
+	mark     *watermark         // the applied index kept across restarts (watermark.go); nil: none
 	ring     *sizeRing          // entry sizes, for size-triggered snapshots (compact.go)
 	outcomes *outcomeRing       // recent entries' results, for Apply after a lost leadership (outcome.go)
 	onBytes  func(since uint64) // set once before raft starts; called on the FSM goroutine
@@ -52,6 +55,43 @@ type fsm struct {
 	watchMu  sync.Mutex
 	watchers []*watcher // copy on write: Apply iterates a snapshot of the slice
 }
+
+// diskBuckets is the disk-bucket engine (package cold: the buckets of
+// Config.DiskBuckets, kept in fsm.db) as the FSM, its snapshots
+// (snapshot.go, ship.go) and the store drive it.
+type diskBuckets interface {
+	// IsCold reports whether bucket is kept in the engine.
+	IsCold(bucket string) bool
+	// AppliedIndex is the newest index whose ops the file holds: a replay
+	// skips the disk ops of the entries up to it.
+	AppliedIndex() uint64
+	// Write queues the disk ops of the entries up to index; reads see them
+	// at once.
+	Write(ops []cold.Op, index uint64)
+	Get(bucket, key string) (cold.Record, bool)
+	Len(bucket string) int
+	Count(bucket, prefix string) int
+	Scan(bucket, prefix string, reverse bool, skip int, fn func(string, cold.Record) bool)
+
+	// Checkpoint writes what is queued and records index (a snapshot
+	// leaves the disk buckets to the file); FileScan reads the file alone
+	// (a shipped snapshot's cold section); BeginLoad replaces the
+	// contents (a restore).
+	Checkpoint(index uint64) error
+	FileScan(bucket, prefix string, reverse bool, skip int, fn func(string, cold.Record) bool)
+	BeginLoad() *cold.Load
+	Buckets() []string
+	Path() string
+
+	// Empty drops every record (a file of another raft state).
+	Empty() error
+	Close() error
+}
+
+var _ diskBuckets = (*cold.Store)(nil)
+
+// isCold reports whether bucket is a disk bucket.
+func (f *fsm) isCold(bucket string) bool { return f.cold != nil && f.cold.IsCold(bucket) }
 
 type watcher struct {
 	fn func(Event)
@@ -81,11 +121,11 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 	defer f.gate.Unlock()
 	res := make([]any, len(logs))
 	var evs []Event
-	var cold []coldOp
+	var disk []cold.Op // the disk ops of the whole batch
 	var last uint64
 	skipBelow := uint64(0) // entries up to the file's applied index have their cold ops in it
 	if f.cold != nil {
-		skipBelow = f.cold.appliedIndex()
+		skipBelow = f.cold.AppliedIndex()
 	}
 	for i, l := range logs {
 		if l.Type != raft.LogCommand || len(l.Data) == 0 {
@@ -104,30 +144,31 @@ func (f *fsm) ApplyBatch(logs []*raft.Log) []any {
 			panic(fmt.Sprintf("raftstore: log %d: undecodable batch: %v", l.Index, err))
 		}
 		var r error
-		cold, r = f.applyBatch(l.Index, b, cold, l.Index <= skipBelow)
+		disk, r = f.applyBatch(l.Index, b, disk, l.Index <= skipBelow)
 		res[i] = r
 		f.outcomes.record(l.Index, l.Data, r)
 		if r == nil && len(b.Ops) > 0 {
 			evs = append(evs, Event{Index: l.Index, Ops: b.Ops})
 		}
 	}
-	if len(cold) > 0 {
-		f.cold.write(cold, cold[len(cold)-1].index)
+	if len(disk) > 0 {
+		f.cold.Write(disk, disk[len(disk)-1].Index)
 	}
 	for _, ev := range evs {
 		f.notify(ev)
 	}
 	if last > 0 {
+		f.mark.set(last)
 		f.applied.set(last)
 	}
 	return res
 }
 
 // applyBatch checks every condition, then applies every op, at index:
-// in-memory ops at once, cold ops appended to cold (unless skipCold: the
+// in-memory ops at once, disk ops appended to disk (unless skipCold: the
 // file has them). A failed condition returns a *CondError and changes
 // nothing.
-func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) ([]coldOp, error) {
+func (f *fsm) applyBatch(index uint64, b Batch, disk []cold.Op, skipCold bool) ([]cold.Op, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for i, c := range b.Conds {
@@ -142,13 +183,13 @@ func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) ([
 			holds = ok && r.Rev == c.Rev
 		}
 		if !holds {
-			return cold, &CondError{Index: i, Cond: c}
+			return disk, &CondError{Index: i, Cond: c}
 		}
 	}
 	for _, op := range b.Ops {
-		if f.cold.isCold(op.Bucket) {
+		if f.isCold(op.Bucket) {
 			if !skipCold {
-				cold = append(cold, coldOp{index: index, op: op})
+				disk = append(disk, cold.Op{Index: index, Bucket: op.Bucket, Key: op.Key, Value: op.Value, Delete: op.Kind == OpDelete})
 			}
 			continue
 		}
@@ -169,7 +210,7 @@ func (f *fsm) applyBatch(index uint64, b Batch, cold []coldOp, skipCold bool) ([
 			}
 		}
 	}
-	return cold, nil
+	return disk, nil
 }
 
 // notify calls every watcher, in registration order, on the caller's
@@ -216,8 +257,9 @@ func (f *fsm) watch(fn func(Event)) (cancel func()) {
 }
 
 func (f *fsm) get(bucket, key string) (Record, bool) {
-	if f.cold.isCold(bucket) {
-		return f.cold.get(bucket, key)
+	if f.isCold(bucket) {
+		r, ok := f.cold.Get(bucket, key)
+		return Record(r), ok
 	}
 	f.mu.RLock()
 	r, ok := f.data[bucket][key]
@@ -226,8 +268,8 @@ func (f *fsm) get(bucket, key string) (Record, bool) {
 }
 
 func (f *fsm) len(bucket string) int {
-	if f.cold.isCold(bucket) {
-		return f.cold.len(bucket)
+	if f.isCold(bucket) {
+		return f.cold.Len(bucket)
 	}
 	f.mu.RLock()
 	n := len(f.data[bucket])
@@ -268,8 +310,8 @@ func (f *fsm) scan(bucket, prefix string, reverse bool, fn func(string, Record) 
 
 // scanSkip is scan that passes over the first skip records.
 func (f *fsm) scanSkip(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
-	if f.cold.isCold(bucket) {
-		f.cold.scan(bucket, prefix, reverse, skip, fn)
+	if f.isCold(bucket) {
+		f.cold.Scan(bucket, prefix, reverse, skip, func(k string, r cold.Record) bool { return fn(k, Record(r)) })
 		return
 	}
 	f.mu.RLock()

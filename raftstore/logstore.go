@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
 // logStore is the bolt log and stable store with a memory of the last
@@ -68,7 +70,7 @@ func (l *logStore) StoreLogs(logs []*raft.Log) error {
 	if l.written >= logDropAfter && l.path != "" {
 		// every commit reads the newest leaf through the mapping, and the
 		// kernel maps the pages around it, just written: they add up
-		dropMappedPages(l.path)
+		boltio.DropMappedPages(l.path)
 		l.written = 0
 	}
 	l.wmu.Unlock()
@@ -98,14 +100,14 @@ func (l *logStore) SetUint64(k []byte, v uint64) error {
 // pages due.
 const logDropAfter = 4 << 20
 
-// dropPages unmaps raft.db's resident pages (pages_linux.go) between
+// dropPages unmaps raft.db's resident pages (internal/boltio) between
 // writes.
 func (l *logStore) dropPages() {
 	if l.path == "" {
 		return
 	}
 	l.wmu.Lock()
-	dropMappedPages(l.path)
+	boltio.DropMappedPages(l.path)
 	l.written = 0
 	l.wmu.Unlock()
 }

@@ -26,8 +26,8 @@ import (
 // Open returns it as it is: the cold buckets are in fsm.db already.
 type shipStore struct {
 	*raft.FileSnapshotStore
-	dir  string     // for the shipped copies
-	cold *coldStore // nil: no disk buckets, nothing to add
+	dir  string      // for the shipped copies
+	cold diskBuckets // nil: no disk buckets, nothing to add
 	log  *slog.Logger
 	ship atomic.Bool
 	// checked is the snapshot Open verified (its CRC read the whole

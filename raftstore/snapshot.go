@@ -6,9 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/nacosd/nacosd/raftstore/cold"
 )
 
 // Snapshot format (integers are uvarints, strings and bytes
@@ -19,7 +20,7 @@ import (
 //	uvarint applied index
 //	uvarint bucket count, then per in-memory bucket:
 //	  string name, uvarint record count, then per record: string key, uvarint rev, bytes value
-//	version 2 only, the cold buckets (cold.go), streamed:
+//	version 2 only, the cold buckets (package cold), streamed:
 //	  per bucket: byte 1, string name, then per record: byte 1, string key, uvarint rev, bytes value; byte 0
 //	versions 2 and 3: byte 0
 //
@@ -47,7 +48,7 @@ func (f *fsm) Snapshot() (raft.FSMSnapshot, error) {
 	applied := f.applied.get()
 	snap := &fsmSnapshot{applied: applied, ring: f.ring}
 	if f.cold != nil {
-		if err := f.cold.checkpoint(applied); err != nil {
+		if err := f.cold.Checkpoint(applied); err != nil {
 			return nil, err
 		}
 	}
@@ -137,18 +138,13 @@ func (s *fsmSnapshot) write(w io.Writer) error {
 // in exactly the state of the log (as in ZooKeeper's fuzzy snapshots). A
 // long read transaction instead would pin every page the FSM frees
 // meanwhile.
-func writeColdSections(bw *bufio.Writer, cold *coldStore) error {
-	names := make([]string, 0, len(cold.names))
-	for n := range cold.names {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+func writeColdSections(bw *bufio.Writer, disk diskBuckets) error {
 	var scratch []byte
-	for _, name := range names {
+	for _, name := range disk.Buckets() {
 		scratch = append(scratch, 1)
 		scratch = appendString(scratch, name)
 		var err error
-		cold.fileScan(name, "", false, 0, func(k string, r Record) bool {
+		disk.FileScan(name, "", false, 0, func(k string, r cold.Record) bool {
 			scratch = append(scratch, 1)
 			scratch = appendString(scratch, k)
 			scratch = binary.AppendUvarint(scratch, r.Rev)
@@ -219,6 +215,9 @@ func (f *fsm) Restore(rc io.ReadCloser) error {
 	f.ring.reset()
 	f.log.Info("raftstore: restored snapshot", "applied", applied, "buckets", len(data), "version", version)
 	f.notify(Event{Index: applied, Reset: true})
+	if applied > f.applied.get() {
+		f.mark.set(applied)
+	}
 	f.applied.reset(applied)
 	return nil
 }
@@ -237,11 +236,11 @@ func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data b
 		if f.cold == nil {
 			return true, nil
 		}
-		if f.cold.appliedIndex() < applied {
+		if f.cold.AppliedIndex() < applied {
 			return false, fmt.Errorf("%s holds the entries up to index %d, but the snapshot at index %d keeps its disk buckets (config history) there: "+
-				"the file was lost, replaced or rebuilt: %w", f.cold.path, f.cold.appliedIndex(), applied, ErrCorrupt)
+				"the file was lost, replaced or rebuilt: %w", f.cold.Path(), f.cold.AppliedIndex(), applied, ErrCorrupt)
 		}
-		for n := range f.cold.names {
+		for _, n := range f.cold.Buckets() {
 			delete(data, n)
 		}
 		return true, nil
@@ -252,22 +251,22 @@ func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data b
 		}
 		return true, r.err
 	}
-	if version == snapshotV2 && f.cold.appliedIndex() >= applied {
+	if version == snapshotV2 && f.cold.AppliedIndex() >= applied {
 		f.log.Info("raftstore: restore: fsm.db holds the snapshot's cold buckets already", "applied", applied,
-			"fsm_db_applied", f.cold.appliedIndex())
-		for n := range f.cold.names {
+			"fsm_db_applied", f.cold.AppliedIndex())
+		for _, n := range f.cold.Buckets() {
 			delete(data, n)
 		}
 		return false, nil
 	}
-	load := f.cold.beginLoad()
-	defer load.end()
-	if err := load.reset(); err != nil {
+	load := f.cold.BeginLoad()
+	defer load.End()
+	if err := load.Reset(); err != nil {
 		return false, err
 	}
-	for n := range f.cold.names { // version 1: the cold buckets were in memory
+	for _, n := range f.cold.Buckets() { // version 1: the cold buckets were in memory
 		for k, rec := range data[n] {
-			if err := load.put(n, k, rec); err != nil {
+			if err := load.Put(n, k, cold.Record(rec)); err != nil {
 				return false, err
 			}
 		}
@@ -280,8 +279,8 @@ func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data b
 				k := r.str()
 				rev := r.uvarint()
 				v := r.bytes()
-				if r.err == nil && f.cold.names[name] {
-					if err := load.put(name, k, Record{Rev: rev, Value: v}); err != nil {
+				if r.err == nil && f.cold.IsCold(name) {
+					if err := load.Put(name, k, cold.Record{Rev: rev, Value: v}); err != nil {
 						return false, err
 					}
 				}
@@ -291,7 +290,7 @@ func (f *fsm) restoreCold(r *streamDecoder, version byte, applied uint64, data b
 			return false, fmt.Errorf("decode snapshot: %w", r.err)
 		}
 	}
-	return true, load.finish(applied)
+	return true, load.Finish(applied)
 }
 
 // streamDecoder reads the snapshot encoding from a stream. The first error

@@ -24,12 +24,13 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/raft"
 	raftboltdb "github.com/hashicorp/raft-boltdb/v2"
 	"go.etcd.io/bbolt"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
 // Store is a raft node and its key/value state. Reads (Get, Scan, Len)
@@ -43,9 +44,10 @@ type Store struct {
 	trans  *raft.NetworkTransport
 	stream *tcpStreamLayer
 	bolt   *raftboltdb.BoltStore
-	logs   *logStore // bolt, remembering its last failed write
-	locks  keyLocks  // per-key locks of Update
-	dir    *dirLock  // the directory's lock (dirlock_unix.go)
+	logs   *logStore  // bolt, remembering its last failed write
+	locks  keyLocks   // per-key locks of Update
+	dir    *dirLock   // the directory's lock (dirlock_unix.go)
+	mark   *watermark // the applied index across restarts (watermark.go)
 
 	compactor *compactor // size-triggered snapshots (compact.go)
 
@@ -133,7 +135,7 @@ func (s *Store) open() error {
 	if boltErr == nil {
 		// A lock timeout turns "another process has the directory" into an
 		// error instead of a hang.
-		if err := guarded(func() (err error) {
+		if err := boltio.Guarded(func() (err error) {
 			bs, err = raftboltdb.New(raftboltdb.Options{Path: dbPath, BoltOptions: &bbolt.Options{Timeout: time.Second,
 				// the freelist is rebuilt on open instead of written by every commit
 				// (raft.db is bounded by the log's size, so the scan is short)
@@ -241,10 +243,19 @@ func (s *Store) open() error {
 
 	s.fsm = newFSM(s.log)
 	s.fsm.ring = newSizeRing(int(s.trailingLogs()))
+	if s.mark, err = openWatermark(cfg.Dir, s.log); err != nil {
+		return err
+	}
+	if !hadState {
+		s.mark.boot.Store(0) // a directory emptied but for the mark starts anew
+	}
+	s.fsm.mark = s.mark
 	if len(cfg.DiskBuckets) > 0 {
-		if s.fsm.cold, err = s.openCold(ls, snaps, hadState, v); err != nil {
+		c, err := s.openCold(ls, snaps, hadState, v)
+		if err != nil {
 			return err
 		}
+		s.fsm.cold = c
 	}
 	removeShipCopies(cfg.Dir, s.log)
 	shipper := &shipStore{FileSnapshotStore: snaps, dir: cfg.Dir, cold: s.fsm.cold, log: s.log}
@@ -273,47 +284,6 @@ func (s *Store) open() error {
 	err = s.catchUp()
 	s.logs.dropPages() // the replay read the log
 	return err
-}
-
-// openCold opens fsm.db (cold.go). A file of an earlier raft state (the
-// directory had none, or the file claims entries beyond the log and the
-// newest snapshot) is emptied. When the newest snapshot leaves the disk
-// buckets to the file (format 3), a file that does not reach its index is
-// damage, not something to rebuild.
-func (s *Store) openCold(ls *logStore, snaps raft.SnapshotStore, hadState bool, v *verifier) (*coldStore, error) {
-	own := v.newest != nil && v.newestHead.version == snapshotVersion
-	path := filepath.Join(s.cfg.Dir, coldFile)
-	advice := "Standalone: restore the data directory from a backup. In a cluster: stop this node, delete its directory " +
-		s.cfg.Dir + " and start it again; it rejoins and receives the data from the leader. See docs/operations.md"
-	c, err := openCold(s.cfg.Dir, s.cfg.DiskBuckets, !hadState, !own, s.log)
-	if err != nil {
-		if own && !errors.Is(err, syscall.ENOMEM) && !errors.Is(err, syscall.ENOSPC) {
-			return nil, &CorruptError{Path: path, Problem: err.Error(), Advice: advice}
-		}
-		return nil, err
-	}
-	last, err := ls.LastIndex()
-	if err != nil {
-		_ = c.close()
-		return nil, fmt.Errorf("raftstore: read last log index: %w", err)
-	}
-	if metas, err := snaps.List(); err == nil && len(metas) > 0 {
-		last = max(last, metas[0].Index)
-	}
-	switch {
-	case own && (c.appliedIndex() < v.newestHead.applied || c.appliedIndex() > last):
-		_ = c.close()
-		return nil, &CorruptError{Path: path, Advice: advice, Problem: fmt.Sprintf(
-			"it holds the log's entries up to index %d, but the newest snapshot %s (index %d; the log ends at %d) keeps the config history in it",
-			c.appliedIndex(), v.newest.ID, v.newestHead.applied, last)}
-	case c.appliedIndex() > last:
-		s.log.Warn("raftstore: fsm.db is ahead of the raft log; rebuilding it", "fsm_db_applied", c.appliedIndex(), "last_index", last)
-		if err := c.empty(); err != nil {
-			_ = c.close()
-			return nil, err
-		}
-	}
-	return c, nil
 }
 
 // trailingLogs is the configured TrailingLogs or raft's default.
@@ -380,67 +350,6 @@ func (s *Store) pinSingleNode(rc *raft.Config, bs *logStore, snaps raft.Snapshot
 	return nil
 }
 
-// catchUp waits until the state reflects every entry that was in the log
-// at Open. On a one-node cluster it waits for leadership and a barrier, so
-// the first write does not fail with ErrNotLeader. Elsewhere it waits, up
-// to OpenTimeout, for the leader to commit the log; if there is no quorum
-// yet it logs a warning and returns, leaving the node to catch up.
-func (s *Store) catchUp() error {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.OpenTimeout)
-	defer cancel()
-	last := s.raft.LastIndex()
-	cf := s.raft.GetConfiguration()
-	if err := cf.Error(); err != nil {
-		return fmt.Errorf("raftstore: read configuration: %w", err)
-	}
-	servers := cf.Configuration().Servers
-	if len(servers) == 0 {
-		s.log.Info("raftstore: no cluster configuration yet; waiting to be added by a leader", "id", s.cfg.NodeID, "addr", s.Addr())
-		return nil
-	}
-	solo := len(servers) == 1 && servers[0].ID == raft.ServerID(s.cfg.NodeID) && servers[0].Suffrage == raft.Voter
-	if solo {
-		if err := s.waitSelfLeader(ctx); err != nil {
-			return fmt.Errorf("raftstore: open: one-node cluster did not elect itself within %v: %w", s.cfg.OpenTimeout, err)
-		}
-		if err := s.raft.Barrier(s.cfg.OpenTimeout).Error(); err != nil {
-			return fmt.Errorf("raftstore: open: replay log: %w", err)
-		}
-		s.log.Info("raftstore: open", "id", s.cfg.NodeID, "addr", s.Addr(), "applied", s.fsm.applied.get(), "last_index", last)
-		return nil
-	}
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for s.raft.AppliedIndex() < last {
-		select {
-		case <-tick.C:
-		case <-ctx.Done():
-			s.log.Warn("raftstore: open: log not fully applied yet (no leader?); continuing",
-				"applied", s.raft.AppliedIndex(), "last_index", last)
-			return nil
-		}
-	}
-	return nil
-}
-
-func (s *Store) waitSelfLeader(ctx context.Context) error {
-	ch := make(chan raft.Observation, 1)
-	obs := raft.NewObserver(ch, false, func(o *raft.Observation) bool {
-		_, ok := o.Data.(raft.RaftState)
-		return ok
-	})
-	s.raft.RegisterObserver(obs)
-	defer s.raft.DeregisterObserver(obs)
-	for s.raft.State() != raft.Leader {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
 // Close shuts the raft node down (no final snapshot; the log is durable)
 // and closes the transport and the bolt file. A leader with peers first
 // hands leadership to one of them, so the cluster does not wait an
@@ -462,6 +371,9 @@ func (s *Store) shutdown() {
 		}
 		if s.raft != nil && s.compactor != nil {
 			s.compactor.snapshotAtClose()
+		}
+		if s.stream != nil {
+			s.stream.stopDialing() // raft's shutdown waits for its RPCs' dials
 		}
 		if s.raft != nil {
 			if err := s.raft.Shutdown().Error(); err != nil {
@@ -486,8 +398,11 @@ func (s *Store) shutdown() {
 				errs = append(errs, fmt.Errorf("raftstore: close log store: %w", err))
 			}
 		}
+		if err := s.mark.close(); err != nil {
+			errs = append(errs, fmt.Errorf("raftstore: close %s: %w", watermarkFile, err))
+		}
 		if s.fsm != nil && s.fsm.cold != nil {
-			if err := s.fsm.cold.close(); err != nil {
+			if err := s.fsm.cold.Close(); err != nil {
 				errs = append(errs, err)
 			}
 		}
@@ -531,7 +446,8 @@ func (s *Store) isClosed() bool {
 // the write may still be applied later.
 //
 // Apply copies b: the caller may reuse its slices once Apply is called.
-func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
+func (s *Store) Apply(ctx context.Context, b Batch) (index uint64, err error) {
+	defer func() { noteWrite(ctx, err) }()
 	if s.isClosed() {
 		return 0, ErrClosed
 	}
@@ -539,7 +455,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (uint64, error) {
 		return 0, err
 	}
 	for i, c := range b.Conds {
-		if s.fsm.cold.isCold(c.Bucket) {
+		if s.fsm.isCold(c.Bucket) {
 			return 0, fmt.Errorf("raftstore: cond %d: bucket %q is kept on disk and takes no conditions: %w", i, c.Bucket, ErrInvalidBatch)
 		}
 	}
@@ -631,8 +547,8 @@ func (s *Store) Len(bucket string) int { return s.fsm.len(bucket) }
 // prefix (a disk bucket walks its keys, without reading their values into
 // memory).
 func (s *Store) Count(bucket, prefix string) int {
-	if s.fsm.cold.isCold(bucket) {
-		return s.fsm.cold.count(bucket, prefix)
+	if s.fsm.isCold(bucket) {
+		return s.fsm.cold.Count(bucket, prefix)
 	}
 	return s.fsm.count(bucket, prefix)
 }

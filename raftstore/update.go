@@ -50,7 +50,8 @@ const maxUpdateAttempts = 8
 //
 // build runs with the locks held: it must not call Update on any of the
 // same keys (that deadlocks) and should be quick.
-func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, error)) (uint64, error) {
+func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, error)) (index uint64, err error) {
+	defer func() { noteWrite(ctx, err) }()
 	if s.isClosed() {
 		return 0, ErrClosed
 	}

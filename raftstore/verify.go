@@ -11,11 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"strings"
 
 	"github.com/hashicorp/raft"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
 // Open checks the data directory before raft reads it. bolt and raft treat
@@ -43,23 +44,6 @@ func (e *CorruptError) Error() string {
 
 // Unwrap returns ErrCorrupt.
 func (e *CorruptError) Unwrap() error { return ErrCorrupt }
-
-// guarded runs fn on its own goroutine with faults turned into panics and
-// every panic into an error: bolt reads pages through mmap, and a damaged
-// page pointer faults or panics inside bolt.
-func guarded(fn func() error) error {
-	done := make(chan error, 1)
-	go func() {
-		debug.SetPanicOnFault(true)
-		defer func() {
-			if r := recover(); r != nil {
-				done <- fmt.Errorf("%v", r)
-			}
-		}()
-		done <- fn()
-	}()
-	return <-done
-}
 
 // verifier checks one data directory.
 type verifier struct {
@@ -228,7 +212,7 @@ func (v *verifier) verifyBolt() error {
 // newest snapshot without a gap.
 func (v *verifier) verifyLog(ls *logStore, damagedSnaps []string) error {
 	var first, last uint64
-	err := guarded(func() error {
+	err := boltio.Guarded(func() error {
 		var err error
 		if first, err = ls.FirstIndex(); err != nil {
 			return fmt.Errorf("first index: %w", err)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strconv"
@@ -50,8 +51,9 @@ type GRPCConfig struct {
 }
 
 // startGRPC opens the connection table and the gRPC server with the
-// config routes (Start).
-func (s *Server) startGRPC(ip string, httpPort int) error {
+// config and naming routes (Start).
+func (s *Server) startGRPC(context.Context) error {
+	ip, httpPort := s.ip, s.port
 	gc := s.cfg.GRPC
 	if gc.Disabled {
 		return nil
@@ -104,6 +106,10 @@ func (s *Server) startGRPC(ip string, httpPort int) error {
 			s.grpcForward.Sign = s.auth.Identity().Sign
 		}
 		rc.Router, rc.Sender = s.router, s.grpcForward
+		// a restarted member refuses requests, as Java does while it
+		// starts, until it is back where it was (raftstore/watermark.go):
+		// the client connects to another member
+		rc.Starting = func() bool { _, _, c := s.store.CatchingUp(); return c }
 	}
 	g, err := grpcapi.New(rc)
 	if err != nil {
@@ -216,4 +222,29 @@ func (s *Server) NamingSubscriptions() int {
 		return 0
 	}
 	return s.grpcNaming.Subscriptions()
+}
+
+// sdkConns adapts the 2.x connection table to cluster.Conns.
+type sdkConns struct{ m *connections.Manager }
+
+// SDKIDs lists the client connections in id order (the oldest first).
+func (c sdkConns) SDKIDs() []string {
+	var ids []string
+	for _, cn := range c.m.List() {
+		if cn.SDK() {
+			ids = append(ids, cn.ID)
+		}
+	}
+	return ids
+}
+
+func (c sdkConns) Reset(id, target string) { c.m.Reset(id, target) }
+
+// loaderCount is this node's number of 2.x client connections for GET
+// /v1/nacosd/loader (0 before the gRPC edge runs).
+func (s *Server) loaderCount() int {
+	if s.conns == nil {
+		return 0
+	}
+	return len(sdkConns{s.conns}.SDKIDs())
 }

@@ -100,21 +100,6 @@ func (s *Server) startOps() error {
 	return nil
 }
 
-// distroStats reads the AP protocol's counters for the metrics endpoint
-// (cluster mode only: a standalone node has no such series).
-func (s *Server) distroStats() metrics.DistroStats {
-	st := s.distro.Stats()
-	out := metrics.DistroStats{SyncSent: st.SyncSent.Load(), SyncFailed: st.SyncFailed.Load(), SyncKeys: st.SyncKeys.Load(),
-		VerifySent: st.VerifySent.Load(), VerifyReceived: st.VerifyReceived.Load(), ChecksumMismatches: st.ChecksumMismatches.Load(),
-		KeysFetched: st.KeysFetched.Load(), KeysRemoved: st.KeysRemoved.Load(), DatumsReceived: st.DatumsReceived.Load(),
-		StatusSent: st.StatusSent.Load(), StatusReceived: st.StatusReceived.Load(), Health: st.Statuses.Load(),
-		Pending: s.distro.Pending(), Members: map[string]int{}}
-	for _, m := range s.members.Members() {
-		out.Members[m.State]++
-	}
-	return out
-}
-
 // observed feeds one finished request to the metrics and the access log.
 func (s *Server) observed(r httpapi.Request) {
 	if m := s.ops.m.Load(); m != nil {

@@ -56,18 +56,6 @@ func RouteTable() (*httpapi.Table, error) {
 	return s.routeTable(0, nil)
 }
 
-// distroDeps are what DistroFilter and the /v1/ns/distro endpoints need.
-func (s *Server) distroDeps() httpapi.DistroDeps {
-	d := httpapi.DistroDeps{Standalone: s.cfg.Standalone, HasMember: s.HasMember, Proxy: s.distroProxy}
-	if s.distro != nil { // a nil *distro.Distro must stay a nil interface
-		d.Distro = s.distro
-	}
-	if s.members != nil {
-		d.Self = s.members.SelfAddress()
-	}
-	return d
-}
-
 // CheckViews compares the views the domains keep of the raft state (the
 // naming registry's persistent instances and services, the config cache)
 // with the state itself, while no entry is applied, and returns every

@@ -171,15 +171,7 @@ func (s *Server) startupResponder(members *cluster.Manager) func(net.Conn) {
 					c.Error("member is starting; bad report", fasthttp.StatusBadRequest)
 					return
 				}
-				m.State = compat.MemberUp
-				known := members.Update(m)
-				if known {
-					if raft := string(c.Request.Header.Peek(cluster.HeaderRaft)); raft != "" {
-						members.SetKind(m.EffectiveAddress(), cluster.KindNacosd, raft)
-					} else {
-						members.SetKind(m.EffectiveAddress(), cluster.KindJava, "")
-					}
-				}
+				known := members.Reported(m, string(c.Request.Header.Peek(cluster.HeaderRaft)))
 				c.Response.Header.Set(cluster.HeaderRaft, members.RaftAddr())
 				c.SetContentType("application/json;charset=UTF-8")
 				c.SetBody(compat.RestResultString(strconv.FormatBool(known)))

@@ -357,14 +357,14 @@ func CheckStrict(run *Run, opt LinOptions) *Result {
 // the answers; this check is about what reads return).
 func CheckBounded(run *Run, bound time.Duration, opt LinOptions) *Result {
 	r := &Result{ID: "1b", Title: "every read of a node in the majority linearizes within " + bound.String() + " of staleness (" +
-		ElectionBound.String() + " within " + ElectionBound.String() + " of losing the leader)", Fails: true}
+		"after losing the leader: until the next leader plus " + ConvergeBound.String() + ", at least " + ElectionBound.String() + ")", Fails: true}
 	tl := newTimeline(run)
 	vs := buildViews(run)
 	// reads right after the leader was lost may be as stale as the
 	// election takes (docs/cluster.md): they get ElectionBound
 	boundAt := func(op *Op) int64 {
-		if tl.leaderLost(op.Invoke) && ElectionBound > bound {
-			return int64(ElectionBound)
+		if lb, ok := tl.leaderLostBound(op.Invoke); ok && lb > int64(bound) {
+			return lb
 		}
 		return int64(bound)
 	}

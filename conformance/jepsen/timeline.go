@@ -24,26 +24,56 @@ const (
 // RecoveryWindow follows each fault before the cluster counts as quiet.
 const RecoveryWindow = 5 * time.Second
 
-// ElectionBound is the staleness docs/cluster.md allows a member of the
-// majority right after the leader is lost (killed, paused, cut off): a
+// ElectionBound is the least staleness docs/cluster.md allows a member of
+// the majority right after the leader is lost (killed, paused, cut off): a
 // follower learns that an entry it holds is committed with the leader's
 // next message, so what the lost leader committed last becomes readable on
 // the others only once a new leader is elected (an election timeout of 1 s,
-// randomised up to 2 s, then the vote).
+// randomised up to 2 s, then the vote) and has told them. On a loaded
+// machine the election can take longer: the bound is then the time until a
+// leader of a newer term was seen, plus ConvergeBound (leaderLostBound).
 const ElectionBound = 3 * time.Second
 
-// leaderLost reports whether t falls within ElectionBound of the start of
-// a fault that took the leader away.
-func (tl *timeline) leaderLost(t int64) bool {
+// leaderLostBound returns the staleness allowed at t when t falls after the
+// start of a fault that took the leader away and before the cluster had
+// its next leader for ConvergeBound (at least ElectionBound after the
+// fault): the time from the fault to that leader plus ConvergeBound, at
+// least ElectionBound. ok is false outside every such window.
+func (tl *timeline) leaderLostBound(t int64) (bound int64, ok bool) {
 	for _, f := range tl.faults {
 		switch f.kind {
 		case "kill-leader", "pause-leader", "partition-leader":
-			if f.from <= t && t <= f.from+int64(ElectionBound) {
-				return true
+		default:
+			continue
+		}
+		if t < f.from {
+			continue
+		}
+		end, allowed := f.from+int64(ElectionBound), int64(ElectionBound)
+		if back := tl.leaderBack(f.from); back < inf {
+			end = max(end, back+int64(ConvergeBound))
+			allowed = max(allowed, back-f.from+int64(ConvergeBound))
+		}
+		if t <= end {
+			bound, ok = max(bound, allowed), true
+		}
+	}
+	return bound, ok
+}
+
+// leaderBack is when a node was first seen leading in a newer term than
+// the newest known at from (polls), or inf.
+func (tl *timeline) leaderBack(from int64) int64 {
+	then := tl.highestTerm(from)
+	best := int64(inf)
+	for _, spans := range tl.leader {
+		for _, s := range spans {
+			if s.term > then && s.from >= from && s.from < best {
+				best = s.from
 			}
 		}
 	}
-	return false
+	return best
 }
 
 // ConvergeBound is how soon after a node comes back (restarted, resumed,

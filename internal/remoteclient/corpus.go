@@ -166,6 +166,22 @@ type Answer struct {
 // volatile are properties whose values differ between any two servers.
 var volatile = regexp.MustCompile(`"(lastModified|connectionId|md5|requestId|lastRefTime)":("[^"]*"|-?[0-9]+)`)
 
+// getterRun is a run of the properties Java's Instance has as getters only
+// (Jackson writes them in the JVM's declared-method order, which changes
+// between JVM starts: one run of Java 2.5.1 wrote ipDeleteTimeout first,
+// the next instanceHeartBeatInterval): Normalized sorts each run.
+var getterRun = regexp.MustCompile(`"(?:instanceHeartBeatInterval|instanceHeartBeatTimeOut|ipDeleteTimeout|instanceIdGenerator)":(?:"[^",]*"|-?[0-9]+)` +
+	`(?:,"(?:instanceHeartBeatInterval|instanceHeartBeatTimeOut|ipDeleteTimeout|instanceIdGenerator)":(?:"[^",]*"|-?[0-9]+))+`)
+
+// sortGetters sorts the properties of each getter-only run of body.
+func sortGetters(body string) string {
+	return getterRun.ReplaceAllStringFunc(body, func(run string) string {
+		parts := strings.Split(run, ",")
+		sort.Strings(parts)
+		return strings.Join(parts, ",")
+	})
+}
+
 // connIDs are connection ids in messages ("Client [<ms>_<ip>_<port>] …").
 var connIDs = regexp.MustCompile(`\[[0-9]+_[0-9.]+_[0-9]+\]`)
 
@@ -180,6 +196,7 @@ func (a Answer) Normalized(keys []string) string {
 	}
 	body := volatile.ReplaceAllString(a.Body, `"$1":"*"`)
 	body = connIDs.ReplaceAllString(body, "[*]")
+	body = sortGetters(body)
 	if len(keys) == 0 || (len(keys) == 1 && keys[0] == "all") {
 		return a.Type + " " + body
 	}

@@ -3,6 +3,7 @@ package cluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -52,13 +53,45 @@ func NewPeers(cfg PeersConfig) *Peers {
 		}
 	}
 	tr := &http.Transport{
-		DialContext:         d.DialContext,
+		DialContext:         quickSYN(d),
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 32,
-		IdleConnTimeout:     60 * time.Second,
-		DisableCompression:  true, // bodies are read as sent (Java sends Content-Encoding: gzip over plain bodies)
+		// below the members' idle timeout (nacosd 20 s, Tomcat's 20 s): a
+		// pooled connection the member already closed fails a POST with
+		// EOF, which Go does not retry (the fault checker saw a forwarded
+		// write fail so in a quiet cluster)
+		IdleConnTimeout:    10 * time.Second,
+		DisableCompression: true, // bodies are read as sent (Java sends Content-Encoding: gzip over plain bodies)
 	}
 	return &Peers{cfg: cfg, client: &http.Client{Transport: tr}}
+}
+
+// synRetry is how often a dial sends a fresh SYN to a member that does not
+// answer (a partition dropping packets): the kernel's own retransmissions
+// come after 1, 3, 7… s, so a member reachable again would wait for the
+// next of them; a fresh attempt every synRetry connects within it (as the
+// raft transport does, raftstore/transport.go). Distro's retries after a
+// partition heals then reach the member at once.
+const synRetry = 250 * time.Millisecond
+
+// quickSYN dials with d in attempts of synRetry until d's timeout; an
+// answer other than silence (refused: the member is down) ends it at once.
+func quickSYN(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		deadline := time.Now().Add(d.Timeout)
+		if dl, ok := ctx.Deadline(); ok && dl.Before(deadline) {
+			deadline = dl
+		}
+		for {
+			a := *d
+			a.Timeout = max(min(synRetry, time.Until(deadline)), time.Millisecond)
+			c, err := a.DialContext(ctx, network, addr)
+			var ne net.Error
+			if err == nil || !errors.As(err, &ne) || !ne.Timeout() || !time.Now().Before(deadline) || ctx.Err() != nil {
+				return c, err
+			}
+		}
+	}
 }
 
 // Request is one call to a member.

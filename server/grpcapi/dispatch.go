@@ -115,6 +115,7 @@ const (
 	msgUnregistered = "Connection is unregistered."
 	msgDeserialize  = "errCode: 101, errMsg: Nacos deserialize failed.  "
 	msgInvalid      = "Invalid request"
+	msgStarting     = "Server is starting,please try later."
 )
 
 func (s *Server) unaryHandler(_ any, ctx context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (out any, err error) {
@@ -139,6 +140,9 @@ func (s *Server) unaryHandler(_ any, ctx context.Context, dec func(any) error, _
 // parameters), handler. A handler panic is answered like an exception.
 func (s *Server) Dispatch(ctx context.Context, connID string, p *remote.Payload) (out *remote.Payload) {
 	typ := p.Metadata.Type
+	if s.cfg.Starting != nil && s.cfg.Starting() {
+		return remote.Encode(remote.ErrorResponse(remote.ErrInvalidServerStatus, msgStarting))
+	}
 	if clusterOnly[typ] {
 		return remote.Encode(remote.ErrorResponse(remote.ErrBadGateway, " invoke "+typ+" from sdk is forbidden"))
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/server/naming"
 	"github.com/nacosd/nacosd/server/serviceinfo"
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // NamingReader is what the naming handlers read of server/naming.
@@ -19,7 +20,7 @@ type NamingReader interface {
 	View(ns, grouped string) (naming.ServiceView, bool)
 	GroupedNames(ns string) []string
 	HasKinds(ns, grouped string) (ephemeral, persistent bool)
-	Switches() *naming.Switches
+	Switches() *switches.Domain
 }
 
 // HeldInstances keeps a connection's ephemeral instances alive on their

@@ -51,6 +51,9 @@ type Config struct {
 	// always leads).
 	Router *leader.Router
 	Sender *Sender
+	// Starting, when set and true, refuses every request as Java does
+	// while it starts (a restarted member catching up with the leader).
+	Starting func() bool
 	// MaxRecvMsgSize is nacos.remote.server.grpc.sdk.max-inbound-message-size (10 MiB).
 	MaxRecvMsgSize int
 	// KeepAliveTime and KeepAliveTimeout are the transport's HTTP/2 pings

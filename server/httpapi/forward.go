@@ -95,7 +95,7 @@ func (g *gate) forward(c *fiber.Ctx, run func() error, part string) error {
 			if part != "" {
 				c.Locals(partKey, PartAll)
 			}
-			return run()
+			return runNoted(c, run)
 		},
 		Send: func(ctx context.Context, to string) (leader.Answer, error) {
 			g.Stats.Forwarded.Add(1)

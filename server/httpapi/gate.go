@@ -37,6 +37,10 @@ type GateDeps struct {
 	Logger *slog.Logger
 	// Stats counts what the gate did; may be nil.
 	Stats *GateStats
+	// CatchUp, when set, returns once this node's raft state is at least
+	// as new as what it had applied before it last stopped (or ctx's
+	// error): reads of raft state wait for it (catchup.go).
+	CatchUp func(ctx context.Context) error
 }
 
 // GateStats are the gate's counters (metrics).
@@ -151,6 +155,11 @@ func (g *gate) serve(c *fiber.Ctx) error {
 	if rt != nil && (class == CP || class == Mixed) && rt.idempotent(c) {
 		c.Locals(idemKey, true)
 	}
+	if class == Read && rt != nil && g.CatchUp != nil && freshRead(rt.Path) {
+		if done, err := g.caughtUp(c); done {
+			return err
+		}
+	}
 	switch class {
 	case AP:
 		return g.distroFilter(c, run)
@@ -189,9 +198,25 @@ func (g *gate) cp(c *fiber.Ctx, run func() error) error {
 		return g.onLeader(c, run)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, run, run())
+		return g.afterLeaderRun(c, run, runNoted(c, run))
 	}
 	return g.forward(c, run, "")
+}
+
+// runNoted runs a write's handler with a raftstore.WriteNote in its
+// context: when a write of the handler found the leadership gone, the
+// gate sees that error even if the handler answered something of its own
+// for it (stopBeta's "remove beta data error"), and routes the write to
+// the new leader (afterLeaderRun, onLeader) instead of relaying that
+// answer.
+func runNoted(c *fiber.Ctx, run func() error) error {
+	ctx, note := raftstore.WithWriteNote(c.UserContext())
+	c.SetUserContext(ctx)
+	err := run()
+	if nerr := note.Err(); nerr != nil && !isNotLeader(err) && !errors.Is(err, raftstore.ErrLeadershipLost) {
+		return nerr
+	}
+	return err
 }
 
 // forwarded reports whether a follower forwarded this request here.
@@ -206,7 +231,7 @@ func (g *gate) onLeader(c *fiber.Ctx, run func() error) error {
 	if v := c.Request().Header.Peek(HeaderPart); string(v) == "persistent" {
 		c.Locals(partKey, PartPersistent)
 	}
-	err := run()
+	err := runNoted(c, run)
 	switch {
 	case errors.Is(err, raftstore.ErrLeadershipLost):
 		c.Set(HeaderUnknown, "true") // may or may not commit
@@ -254,7 +279,7 @@ func (g *gate) mixed(c *fiber.Ctx, run func() error) error {
 		return g.distroProxy(c, target)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, run, run())
+		return g.afterLeaderRun(c, run, runNoted(c, run))
 	}
 	return g.forward(c, run, "persistent")
 }

@@ -126,6 +126,29 @@ func TestGateForwardsCPWriteBeforeItsHandler(t *testing.T) {
 	}
 }
 
+// TestGateSeesAMaskedLostLeadership: on the node that believed it led, a
+// handler whose write found the leadership gone and that answered an
+// answer of its own for it (stopBeta's 200 "remove beta data error": the
+// fault checker saw it during a partition, the beta left in place) does
+// not have that answer relayed: the gate learns of the refusal from the
+// write itself and sends the request to the new leader.
+func TestGateSeesAMaskedLostLeadership(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "C"}
+	var calls []string
+	fwd := func(_ context.Context, addr, _, _ string, _ http.Header, _ []byte) (int, http.Header, []byte, error) {
+		calls = append(calls, addr)
+		return 200, http.Header{HeaderApplied: {"7"}}, []byte(`{"code":200,"message":"stop beta ok","data":true}`), nil
+	}
+	app := gateApp(t, st, CP, fwd, func(c *fiber.Ctx) error {
+		st.set("A") // the leadership moved before the write
+		raftstore.NoteWrite(c.UserContext(), &raftstore.NotLeaderError{LeaderID: "A"})
+		return c.SendString(`{"code":500,"message":"remove beta data error","data":false}`)
+	})
+	if _, body := post(t, app, nil); !strings.Contains(body, "stop beta ok") || strings.Join(calls, ",") != "A" {
+		t.Fatalf("answer %q after forwards to %v", body, calls)
+	}
+}
+
 // TestGateWaitsForTheNextLeader is issue 23's fifth defect: right after the
 // leader is killed a follower still knows it as leader; a refused
 // connection (the write was not delivered) now waits for the next leader

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 
 	"github.com/nacosd/nacosd/raftstore"
@@ -213,7 +214,7 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 			}
 			return err
 		}
-		a, err := w.Send(ctx, leader)
+		a, err := r.send(ctx, w, leader)
 		if err != nil {
 			if errors.Is(err, ErrNotDelivered) && retry {
 				// the leader is gone (killed: connection refused): the
@@ -223,8 +224,14 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 				continue
 			}
 			if w.Idempotent && retry {
-				// delivered, unanswered (the leader died with it): sent
-				// again to the next leader
+				// delivered, unanswered: sent again, to the next leader if
+				// this one is gone (it died with it, or another leads
+				// now), else to the same one (a connection it closed)
+				if st.LeaderID() == leader && !r.waitedOn(leader, failed) {
+					r.cfg.Logger.Info("raft leader did not answer an idempotent write; sending it again", "leader", leader, "err", err)
+					failed, failedTerm = leader, 0
+					continue
+				}
 				r.cfg.Logger.Info("raft leader did not answer an idempotent write; sending it to the next one", "leader", leader, "err", err)
 				failed, failedTerm = leader, st.Term()
 				continue
@@ -241,6 +248,51 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 		}
 		return r.catchUp(ctx, leader, a.Applied)
 	}
+}
+
+// waitedOn reports whether leader already failed this write once (the
+// retry to the same leader is taken only once).
+func (r *Router) waitedOn(leader, failed string) bool { return leader == failed }
+
+// movedPoll is how often a send watches whether the leadership moved.
+const movedPoll = 50 * time.Millisecond
+
+// send sends w to leader, giving up on it once another node leads in a
+// newer term: a leader that is paused (a stop signal, a long GC, a frozen
+// VM) or cut off keeps the connection open and never answers, and the
+// write would wait for it until the client's timeout although the rest of
+// the cluster elected another leader within an election timeout. A write
+// abandoned so has an unknown outcome (it was delivered): an idempotent
+// one goes to the new leader, another answers no-leader at once.
+func (r *Router) send(ctx context.Context, w Write, leader string) (Answer, error) {
+	st := r.cfg.State
+	term := st.Term()
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var moved atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(movedPoll)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if l := st.LeaderID(); l != "" && l != leader && st.Term() > term {
+					moved.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	a, err := w.Send(sctx, leader)
+	if err != nil && moved.Load() {
+		err = fmt.Errorf("leader: %s stopped answering and %s leads now: %w", leader, st.LeaderID(), err)
+	}
+	return a, err
 }
 
 // catchUp waits until this node applied index, what the leader answered

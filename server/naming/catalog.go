@@ -105,7 +105,7 @@ func (r *Registry) pagedServices(q CatalogServicesQuery, startPage int) (page []
 				parts[i] = ".*" + p + ".*"
 			}
 		}
-		re, err := compileJavaRegex(strings.Join(parts, GroupSeparator))
+		re, err := compat.CompileJavaRegex(strings.Join(parts, GroupSeparator))
 		if err != nil {
 			return nil, 0, err // PatternSyntaxException
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nacosd/nacosd/compat"
 	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // Stored records carry a version byte so the disk format can evolve.
@@ -35,7 +36,7 @@ func decodeRecord(b []byte, v any) error {
 // (at start and after a snapshot restore). Ephemeral data is kept.
 func (r *Registry) rebuild() {
 	r.stored.Store(nil)
-	live := DefaultSwitches()
+	live := switches.Default()
 	if rec, ok := r.cfg.Store.Get(BucketSwitches, switchesKey); ok {
 		r.applySwitches(&live, rec.Value)
 	}
@@ -104,12 +105,12 @@ func (r *Registry) onEvent(ev raftstore.Event) {
 
 // applySwitches records a stored switch domain and copies it into live the
 // way SwitchManager.update does (some fields never reach the live domain).
-func (r *Registry) applySwitches(live *Switches, value []byte) {
+func (r *Registry) applySwitches(live *switches.Domain, value []byte) {
 	if len(value) == 0 || value[0] != recordV1 {
 		r.log.Error("bad switches record: unknown version")
 		return
 	}
-	sw, err := UnmarshalSwitches(value[1:])
+	sw, err := switches.Unmarshal(value[1:])
 	if err != nil {
 		r.log.Error("bad switches record", "err", err)
 		return
@@ -210,13 +211,13 @@ func (r *Registry) UpdateSwitch(ctx context.Context, entry, value string, debug 
 		return nil
 	}
 	return r.update(ctx, "write switches", []raftstore.Key{{Bucket: BucketSwitches, Key: switchesKey}}, func() (raftstore.Batch, error) {
-		var cur Switches
+		var cur switches.Domain
 		cond := raftstore.Cond{Kind: raftstore.CondAbsent, Bucket: BucketSwitches, Key: switchesKey}
 		if rec, ok := r.cfg.Store.Get(BucketSwitches, switchesKey); ok {
 			if len(rec.Value) == 0 || rec.Value[0] != recordV1 {
 				return raftstore.Batch{}, errors.New("naming: stored switches: unknown record version")
 			}
-			stored, err := UnmarshalSwitches(rec.Value[1:])
+			stored, err := switches.Unmarshal(rec.Value[1:])
 			if err != nil {
 				return raftstore.Batch{}, err
 			}

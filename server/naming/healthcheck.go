@@ -13,6 +13,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // probeResult is the outcome of one health probe (HealthCheckCommon).
@@ -203,7 +205,7 @@ func (h *healthChecker) runCluster(key string, targets []probeTarget) {
 }
 
 // reEvaluate is HealthCheckCommon.reEvaluateCheckRT for one probe's rt.
-func (t *clusterTask) reEvaluate(rt int64, p HealthParams) {
+func (t *clusterTask) reEvaluate(rt int64, p switches.HealthParams) {
 	if rt > t.worst {
 		t.worst = rt
 	}

@@ -3,13 +3,15 @@ package naming
 import (
 	"math"
 	"testing"
+
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // TestReEvaluateCheckRT follows HealthCheckCommon.reEvaluateCheckRT: the next
 // delay converges on the response time, clamped to the switch's bounds.
 func TestReEvaluateCheckRT(t *testing.T) {
-	tcp := HealthParams{Max: 5000, Min: 1000, Factor: 0.75}
-	http := HealthParams{Max: 5000, Min: 500, Factor: 0.85}
+	tcp := switches.HealthParams{Max: 5000, Min: 1000, Factor: 0.75}
+	http := switches.HealthParams{Max: 5000, Min: 500, Factor: 0.85}
 	task := &clusterTask{best: math.MaxInt64, worst: 0, normalized: 2000}
 	for _, want := range []int64{1500, 1125, 1000, 1000} { // rt 0 on loopback: TCP settles at its 1 s minimum
 		task.reEvaluate(0, tcp)

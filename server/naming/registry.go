@@ -16,6 +16,7 @@ import (
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/raftstore"
 	"github.com/nacosd/nacosd/server/push"
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // CPStore is what naming needs of raftstore (persistent instances, service
@@ -142,10 +143,10 @@ type Registry struct {
 	nsOrder    []string                       // namespaces in creation order (Java's serviceMap)
 	svcSeq     uint64                         // services created so far (Service.created); under mu
 
-	rules    *rules                   // input checks (go-playground/validator)
-	seq      atomic.Uint64            // first-registration order of instances (Java hash-tie order)
-	switches atomic.Pointer[Switches] // live domain (GET /operator/switches, naming logic)
-	stored   atomic.Pointer[Switches] // last CP-stored domain; nil before the first write
+	rules    *rules                          // input checks (go-playground/validator)
+	seq      atomic.Uint64                   // first-registration order of instances (Java hash-tie order)
+	switches atomic.Pointer[switches.Domain] // live domain (GET /operator/switches, naming logic)
+	stored   atomic.Pointer[switches.Domain] // last CP-stored domain; nil before the first write
 	cancel   func()
 	tasks    *clock.Schedules
 	checker  *healthChecker
@@ -192,7 +193,7 @@ func New(cfg Config) (*Registry, error) {
 	cfg = cfg.withDefaults()
 	r := &Registry{cfg: cfg, log: cfg.Logger, namespaces: map[string]map[string]*Service{}, rules: newRules(),
 		tasks: clock.NewSchedules(cfg.Clock)}
-	sw := DefaultSwitches()
+	sw := switches.Default()
 	r.switches.Store(&sw)
 	r.cancel = cfg.Store.Subscribe(r.rebuild, r.onEvent)
 	r.tasks.Every(cfg.BeatCheckInterval, cfg.BeatCheckInterval, func() { r.Sweep(r.cfg.Clock.Now()) })
@@ -220,7 +221,7 @@ func (r *Registry) Close() error {
 func (r *Registry) Config() Config { return r.cfg }
 
 // Switches returns the current switch domain (do not modify).
-func (r *Registry) Switches() *Switches { return r.switches.Load() }
+func (r *Registry) Switches() *switches.Domain { return r.switches.Load() }
 
 func (r *Registry) nowMillis() int64 { return r.cfg.Clock.Now().UnixMilli() }
 

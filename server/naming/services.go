@@ -303,7 +303,7 @@ func (r *Registry) filterBySelector(ns string, names []string, selector string) 
 // number of namespaces. A named namespace that does not exist fails with an
 // NPE (500, empty body); a bad regex is a PatternSyntaxException (400).
 func (r *Registry) ServiceNames(ns, expr string) ([]byte, error) {
-	re, err := compileJavaRegex(".*" + expr + ".*")
+	re, err := compat.CompileJavaRegex(".*" + expr + ".*")
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+
+	"github.com/nacosd/nacosd/server/switches"
 )
 
 // concurrently runs n calls of f at once and fails on any error.
@@ -100,10 +102,10 @@ func TestUpdateServiceDoesNotDropConcurrentCluster(t *testing.T) {
 func TestConcurrentUpdateSwitchKeepsEveryEntry(t *testing.T) {
 	e := newEnv(t)
 	entries := []struct{ entry, value string }{
-		{SwitchPushCacheMillis, "12345"}, {SwitchDefaultCacheMillis, "2345"}, {SwitchClientBeatInterval, "6789"},
-		{SwitchDistroThreshold, "0.5"}, {SwitchHealthCheckTimes, "7"}, {SwitchServiceStatusSyncPeriod, "9000"},
-		{SwitchServerStatusSyncPeriod, "3000"}, {SwitchDistroServerExpiredMilli, "11111"}, {SwitchMasters, "a,b"},
-		{SwitchDisableAddIP, "true"}, {SwitchSendBeatOnly, "true"}, {SwitchLightBeatEnabled, "false"},
+		{switches.EntryPushCacheMillis, "12345"}, {switches.EntryDefaultCacheMillis, "2345"}, {switches.EntryClientBeatInterval, "6789"},
+		{switches.EntryDistroThreshold, "0.5"}, {switches.EntryHealthCheckTimes, "7"}, {switches.EntryServiceStatusSyncPeriod, "9000"},
+		{switches.EntryServerStatusSyncPeriod, "3000"}, {switches.EntryDistroServerExpiredMilli, "11111"}, {switches.EntryMasters, "a,b"},
+		{switches.EntryDisableAddIP, "true"}, {switches.EntrySendBeatOnly, "true"}, {switches.EntryLightBeatEnabled, "false"},
 	}
 	concurrently(t, len(entries), func(i int) error {
 		return e.reg.UpdateSwitch(context.Background(), entries[i].entry, entries[i].value, false)
@@ -112,7 +114,7 @@ func TestConcurrentUpdateSwitchKeepsEveryEntry(t *testing.T) {
 	if !ok {
 		t.Fatal("switches not stored")
 	}
-	sw, err := UnmarshalSwitches(rec.Value[1:])
+	sw, err := switches.Unmarshal(rec.Value[1:])
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,14 +1,20 @@
-package naming
-
+// Package switches is Java Nacos 1.4.8's naming switch domain
+// (SwitchDomain): the values an operator sets with PUT
+// /v1/ns/operator/switches, their GET body, the batch entry's
+// Jackson-style parser and the record the naming registry stores through
+// raft. It knows nothing of the registry: naming holds one Domain value
+// and consults it.
+//
 // The switch domain in five files: the type and the table of its fields
-// (here), the GET body (switches_json.go), PUT entry=... updates
-// (switches_update.go), the batch entry's Jackson-style parser
-// (switches_batch.go) and the stored form (switches_record.go). The table
-// is the one list of the fields: the other four walk it.
+// (here), the GET body (json.go), PUT entry=... updates (update.go), the
+// batch entry's Jackson-style parser (batch.go) and the stored form
+// (record.go). The table is the one list of the fields: the other four
+// walk it.
+package switches
 
-// SwitchDomainName is the fixed "name" property of the switch domain
+// DomainName is the fixed "name" property of the switch domain
 // (UtilsAndCommons.SWITCH_DOMAIN_NAME).
-const SwitchDomainName = "00-00---000-NACOS_SWITCH_DOMAIN-000---00-00"
+const DomainName = "00-00---000-NACOS_SWITCH_DOMAIN-000---00-00"
 
 // HealthParams is one of SwitchDomain's Http/Tcp/MysqlHealthParams: response
 // time bounds in milliseconds and the re-evaluation factor.
@@ -52,7 +58,7 @@ func (m IntMap) clone() IntMap {
 
 func emptyIntMap() IntMap { return IntMap{Keys: []string{}, Values: map[string]int{}} }
 
-// Fields of Switches that Java can hold as null although the Go type has no
+// Fields of Domain that Java can hold as null although the Go type has no
 // nil (a batch update may set them to null).
 const (
 	nullPushGo uint8 = 1 << iota
@@ -63,12 +69,12 @@ const (
 	nullMySQLHealth
 )
 
-// Switches is Nacos' SwitchDomain (naming-v1.md §9.1): the naming switches
+// Domain is Nacos' SwitchDomain (naming-v1.md §9.1): the naming switches
 // shown by GET /v1/ns/operator/switches and changed by PUT (§9.2). Fields
 // follow the Java declaration order and types (long → int64, float →
 // float32). Nil slices and a nil IntMap.Values are Java null. Values are
-// copied with Clone; the zero value is not the default, use DefaultSwitches.
-type Switches struct {
+// copied with Clone; the zero value is not the default, use Default.
+type Domain struct {
 	Masters                                  []string
 	AdWeightMap                              IntMap
 	DefaultPushCacheMillis                   int64
@@ -109,9 +115,9 @@ type Switches struct {
 	nulls uint8 // Java nulls of the string / health-param fields above
 }
 
-// DefaultSwitches returns the SwitchDomain defaults of Nacos 1.4.8.
-func DefaultSwitches() Switches {
-	return Switches{
+// Default returns the SwitchDomain defaults of Nacos 1.4.8.
+func Default() Domain {
+	return Domain{
 		AdWeightMap:                              emptyIntMap(),
 		DefaultPushCacheMillis:                   10000,
 		ClientBeatInterval:                       5000,
@@ -150,7 +156,7 @@ func cloneStrings(l []string) []string {
 }
 
 // Clone returns a deep copy.
-func (s Switches) Clone() Switches {
+func (s Domain) Clone() Domain {
 	c := s
 	c.Masters = cloneStrings(s.Masters)
 	c.AdWeightMap = s.AdWeightMap.clone()
@@ -169,7 +175,7 @@ func (s Switches) Clone() Switches {
 // the naming logic reads. It copies every field except PushCSharpVersion and
 // HealthCheckWhiteList, which Java forgets, so those two never change on the
 // live domain.
-func (s *Switches) UpdateFrom(n Switches) {
+func (s *Domain) UpdateFrom(n Domain) {
 	csharp, white := s.PushCSharpVersion, s.HealthCheckWhiteList
 	csharpNull := s.nulls & nullPushCSharp
 	*s = n.Clone()
@@ -178,7 +184,7 @@ func (s *Switches) UpdateFrom(n Switches) {
 }
 
 // HealthCheckEnabledFor is SwitchDomain.isHealthCheckEnabled(serviceName).
-func (s *Switches) HealthCheckEnabledFor(serviceName string) bool {
+func (s *Domain) HealthCheckEnabledFor(serviceName string) bool {
 	if s.HealthCheckEnabled {
 		return true
 	}
@@ -193,7 +199,7 @@ func (s *Switches) HealthCheckEnabledFor(serviceName string) bool {
 // PushVersionFor returns the minimum pushable version for a client type:
 // "java", "go", "python" or "dns" (Nacos-DNS clients use pushPythonVersion),
 // "c", "csharp"; "" for anything else.
-func (s Switches) PushVersionFor(clientType string) string {
+func (s Domain) PushVersionFor(clientType string) string {
 	switch clientType {
 	case "java":
 		return s.PushJavaVersion
@@ -215,8 +221,8 @@ type switchField struct {
 	name string
 	// ptr points at the Go field: *[]string, *IntMap, *int64, *int,
 	// *float32, *bool, *HealthParams, *string or **string.
-	ptr func(*Switches) any
-	// null is the Switches.nulls bit marking a *string or *HealthParams
+	ptr func(*Domain) any
+	// null is the Domain.nulls bit marking a *string or *HealthParams
 	// field as Java null (0: it cannot be null).
 	null uint8
 	// def is a *HealthParams field's value for members a batch leaves out;
@@ -229,54 +235,54 @@ type switchField struct {
 	// entry is the SwitchEntry name that updates the field alone (PUT
 	// entry=...&value=...) and update how; "" when none does.
 	entry  string
-	update func(s *Switches, f *switchField, value string) error
+	update func(s *Domain, f *switchField, value string) error
 }
 
 // switchFields lists the fields in SwitchDomain's declaration order, the
 // order Jackson writes them in.
 var switchFields = []switchField{
-	{name: "masters", ptr: func(s *Switches) any { return &s.Masters }, entry: SwitchMasters, update: updateMasters},
-	{name: "adWeightMap", ptr: func(s *Switches) any { return &s.AdWeightMap }},
-	{name: "defaultPushCacheMillis", ptr: func(s *Switches) any { return &s.DefaultPushCacheMillis },
-		entry: SwitchPushCacheMillis, update: updateLong(10000, "min cache time for http or tcp is too small(<10000)")},
-	{name: "clientBeatInterval", ptr: func(s *Switches) any { return &s.ClientBeatInterval },
-		entry: SwitchClientBeatInterval, update: updateLong(0, "")},
-	{name: "defaultCacheMillis", ptr: func(s *Switches) any { return &s.DefaultCacheMillis },
-		entry: SwitchDefaultCacheMillis, update: updateLong(1000, "min default cache time  is too small(<1000)")},
-	{name: "distroThreshold", ptr: func(s *Switches) any { return &s.DistroThreshold }, entry: SwitchDistroThreshold, update: updateDistroThreshold},
-	{name: "healthCheckEnabled", ptr: func(s *Switches) any { return &s.HealthCheckEnabled }, entry: SwitchCheck, update: updateBool},
-	{name: "autoChangeHealthCheckEnabled", ptr: func(s *Switches) any { return &s.AutoChangeHealthCheckEnabled },
-		entry: SwitchAutoChangeHealthCheck, update: updateCommonsBool},
-	{name: "distroEnabled", ptr: func(s *Switches) any { return &s.DistroEnabled }, entry: SwitchDistro, update: updateBool},
-	{name: "enableStandalone", ptr: func(s *Switches) any { return &s.EnableStandalone }, entry: SwitchEnableStandalone, update: updateEnableStandalone},
-	{name: "pushEnabled", ptr: func(s *Switches) any { return &s.PushEnabled }, entry: SwitchPushEnabled, update: updateBool},
-	{name: "checkTimes", ptr: func(s *Switches) any { return &s.CheckTimes }, entry: SwitchHealthCheckTimes, update: updateInt},
-	{name: "httpHealthParams", ptr: func(s *Switches) any { return &s.HTTPHealthParams }, def: defaultHTTPHealth, nullFails: true},
-	{name: "tcpHealthParams", ptr: func(s *Switches) any { return &s.TCPHealthParams }, def: defaultTCPHealth, nullFails: true},
-	{name: "mysqlHealthParams", ptr: func(s *Switches) any { return &s.MySQLHealthParams }, def: defaultMySQLHealth, null: nullMySQLHealth},
-	{name: "incrementalList", ptr: func(s *Switches) any { return &s.IncrementalList }},
+	{name: "masters", ptr: func(s *Domain) any { return &s.Masters }, entry: EntryMasters, update: updateMasters},
+	{name: "adWeightMap", ptr: func(s *Domain) any { return &s.AdWeightMap }},
+	{name: "defaultPushCacheMillis", ptr: func(s *Domain) any { return &s.DefaultPushCacheMillis },
+		entry: EntryPushCacheMillis, update: updateLong(10000, "min cache time for http or tcp is too small(<10000)")},
+	{name: "clientBeatInterval", ptr: func(s *Domain) any { return &s.ClientBeatInterval },
+		entry: EntryClientBeatInterval, update: updateLong(0, "")},
+	{name: "defaultCacheMillis", ptr: func(s *Domain) any { return &s.DefaultCacheMillis },
+		entry: EntryDefaultCacheMillis, update: updateLong(1000, "min default cache time  is too small(<1000)")},
+	{name: "distroThreshold", ptr: func(s *Domain) any { return &s.DistroThreshold }, entry: EntryDistroThreshold, update: updateDistroThreshold},
+	{name: "healthCheckEnabled", ptr: func(s *Domain) any { return &s.HealthCheckEnabled }, entry: EntryCheck, update: updateBool},
+	{name: "autoChangeHealthCheckEnabled", ptr: func(s *Domain) any { return &s.AutoChangeHealthCheckEnabled },
+		entry: EntryAutoChangeHealthCheck, update: updateCommonsBool},
+	{name: "distroEnabled", ptr: func(s *Domain) any { return &s.DistroEnabled }, entry: EntryDistro, update: updateBool},
+	{name: "enableStandalone", ptr: func(s *Domain) any { return &s.EnableStandalone }, entry: EntryEnableStandalone, update: updateEnableStandalone},
+	{name: "pushEnabled", ptr: func(s *Domain) any { return &s.PushEnabled }, entry: EntryPushEnabled, update: updateBool},
+	{name: "checkTimes", ptr: func(s *Domain) any { return &s.CheckTimes }, entry: EntryHealthCheckTimes, update: updateInt},
+	{name: "httpHealthParams", ptr: func(s *Domain) any { return &s.HTTPHealthParams }, def: defaultHTTPHealth, nullFails: true},
+	{name: "tcpHealthParams", ptr: func(s *Domain) any { return &s.TCPHealthParams }, def: defaultTCPHealth, nullFails: true},
+	{name: "mysqlHealthParams", ptr: func(s *Domain) any { return &s.MySQLHealthParams }, def: defaultMySQLHealth, null: nullMySQLHealth},
+	{name: "incrementalList", ptr: func(s *Domain) any { return &s.IncrementalList }},
 	// Java checks < 1000 but its message says 15000.
-	{name: "serverStatusSynchronizationPeriodMillis", ptr: func(s *Switches) any { return &s.ServerStatusSynchronizationPeriodMillis },
-		entry: SwitchServerStatusSyncPeriod, update: updateLong(1000, "serverStatusSynchronizationPeriodMillis is too small(<15000)")},
-	{name: "serviceStatusSynchronizationPeriodMillis", ptr: func(s *Switches) any { return &s.ServiceStatusSynchronizationPeriodMillis },
-		entry: SwitchServiceStatusSyncPeriod, update: updateLong(5000, "serviceStatusSynchronizationPeriodMillis is too small(<5000)")},
-	{name: "disableAddIP", ptr: func(s *Switches) any { return &s.DisableAddIP }, entry: SwitchDisableAddIP, update: updateBool},
-	{name: "sendBeatOnly", ptr: func(s *Switches) any { return &s.SendBeatOnly }, entry: SwitchSendBeatOnly, update: updateBool},
-	{name: "lightBeatEnabled", ptr: func(s *Switches) any { return &s.LightBeatEnabled }, entry: SwitchLightBeatEnabled, update: updateCommonsBool},
-	{name: "limitedUrlMap", ptr: func(s *Switches) any { return &s.LimitedURLMap }, entry: SwitchLimitedURLMap, update: updateLimitedURLMap},
-	{name: "distroServerExpiredMillis", ptr: func(s *Switches) any { return &s.DistroServerExpiredMillis },
-		entry: SwitchDistroServerExpiredMilli, update: updateLong(0, "")},
-	{name: "pushGoVersion", ptr: func(s *Switches) any { return &s.PushGoVersion }, null: nullPushGo},
-	{name: "pushJavaVersion", ptr: func(s *Switches) any { return &s.PushJavaVersion }, null: nullPushJava},
-	{name: "pushPythonVersion", ptr: func(s *Switches) any { return &s.PushPythonVersion }, null: nullPushPython},
-	{name: "pushCVersion", ptr: func(s *Switches) any { return &s.PushCVersion }, null: nullPushC},
-	{name: "pushCSharpVersion", ptr: func(s *Switches) any { return &s.PushCSharpVersion }, null: nullPushCSharp},
-	{name: "enableAuthentication", ptr: func(s *Switches) any { return &s.EnableAuthentication }},
-	{name: "overriddenServerStatus", ptr: func(s *Switches) any { return &s.OverriddenServerStatus },
-		entry: SwitchOverriddenServerStatus, update: updateOverriddenServerStatus},
-	{name: "defaultInstanceEphemeral", ptr: func(s *Switches) any { return &s.DefaultInstanceEphemeral },
-		entry: SwitchDefaultInstanceEphemeral, update: updateBool},
-	{name: "healthCheckWhiteList", ptr: func(s *Switches) any { return &s.HealthCheckWhiteList }, set: true},
+	{name: "serverStatusSynchronizationPeriodMillis", ptr: func(s *Domain) any { return &s.ServerStatusSynchronizationPeriodMillis },
+		entry: EntryServerStatusSyncPeriod, update: updateLong(1000, "serverStatusSynchronizationPeriodMillis is too small(<15000)")},
+	{name: "serviceStatusSynchronizationPeriodMillis", ptr: func(s *Domain) any { return &s.ServiceStatusSynchronizationPeriodMillis },
+		entry: EntryServiceStatusSyncPeriod, update: updateLong(5000, "serviceStatusSynchronizationPeriodMillis is too small(<5000)")},
+	{name: "disableAddIP", ptr: func(s *Domain) any { return &s.DisableAddIP }, entry: EntryDisableAddIP, update: updateBool},
+	{name: "sendBeatOnly", ptr: func(s *Domain) any { return &s.SendBeatOnly }, entry: EntrySendBeatOnly, update: updateBool},
+	{name: "lightBeatEnabled", ptr: func(s *Domain) any { return &s.LightBeatEnabled }, entry: EntryLightBeatEnabled, update: updateCommonsBool},
+	{name: "limitedUrlMap", ptr: func(s *Domain) any { return &s.LimitedURLMap }, entry: EntryLimitedURLMap, update: updateLimitedURLMap},
+	{name: "distroServerExpiredMillis", ptr: func(s *Domain) any { return &s.DistroServerExpiredMillis },
+		entry: EntryDistroServerExpiredMilli, update: updateLong(0, "")},
+	{name: "pushGoVersion", ptr: func(s *Domain) any { return &s.PushGoVersion }, null: nullPushGo},
+	{name: "pushJavaVersion", ptr: func(s *Domain) any { return &s.PushJavaVersion }, null: nullPushJava},
+	{name: "pushPythonVersion", ptr: func(s *Domain) any { return &s.PushPythonVersion }, null: nullPushPython},
+	{name: "pushCVersion", ptr: func(s *Domain) any { return &s.PushCVersion }, null: nullPushC},
+	{name: "pushCSharpVersion", ptr: func(s *Domain) any { return &s.PushCSharpVersion }, null: nullPushCSharp},
+	{name: "enableAuthentication", ptr: func(s *Domain) any { return &s.EnableAuthentication }},
+	{name: "overriddenServerStatus", ptr: func(s *Domain) any { return &s.OverriddenServerStatus },
+		entry: EntryOverriddenServerStatus, update: updateOverriddenServerStatus},
+	{name: "defaultInstanceEphemeral", ptr: func(s *Domain) any { return &s.DefaultInstanceEphemeral },
+		entry: EntryDefaultInstanceEphemeral, update: updateBool},
+	{name: "healthCheckWhiteList", ptr: func(s *Domain) any { return &s.HealthCheckWhiteList }, set: true},
 }
 
 // switchByName and switchByEntry index switchFields (read only).

@@ -1,15 +1,18 @@
-package server
+package cluster
 
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
+	"maps"
 	"net/http"
+	"slices"
 	"sort"
 	"sync"
 	"time"
 
 	"github.com/nacosd/nacosd/compat"
-	"github.com/nacosd/nacosd/server/cluster"
+	"github.com/nacosd/nacosd/internal/clock"
 )
 
 // DefaultRebalanceDelay is how long after a member (re)joins the members
@@ -27,7 +30,31 @@ const (
 // than avg × (1 − 0.1).
 const loaderFactor = 0.1
 
-// rebalancer moves 2.x client connections to members that joined (a
+// Conns is the 2.x connection table a rebalancer sheds connections from
+// (the server adapts *connections.Manager).
+type Conns interface {
+	// SDKIDs lists the client (SDK) connections, the oldest first.
+	SDKIDs() []string
+	// Reset asks a client connection to move to the member target.
+	Reset(id, target string)
+}
+
+// RebalanceConfig configures a Rebalancer. Zero durations mean the
+// defaults; negative ones turn that trigger off.
+type RebalanceConfig struct {
+	Members *Manager
+	Peers   *Peers
+	Conns   Conns
+	// Delay is how long after a member (re)joins the counts are compared
+	// (DefaultRebalanceDelay; negative: never, as Java without an
+	// operator); Interval how often they are compared anyway
+	// (DefaultRebalanceInterval; negative: only on joins).
+	Delay, Interval time.Duration
+	Clock           clock.Clock
+	Logger          *slog.Logger
+}
+
+// Rebalancer moves 2.x client connections to members that joined (a
 // restarted member, a new one), so that they take load again: Java
 // 2.5.1's smartReloadCluster (ServerLoaderController), which Java leaves
 // to an operator's call, run by nacosd whenever a member joins. Each
@@ -36,41 +63,55 @@ const loaderFactor = 0.1
 // limit it sends ConnectResetRequest to its excess connections, naming a
 // member under the lower limit to move to (ConnectionManager.loadCount
 // with a redirect address).
-type rebalancer struct {
-	s     *Server
-	delay time.Duration
+type Rebalancer struct {
+	cfg   RebalanceConfig
+	tasks *clock.Schedules
+	unsub func()
 
 	mu      sync.Mutex
 	up      map[string]bool // other members UP at the last change
 	pending bool
 }
 
-func (s *Server) startRebalance() {
-	if s.cfg.Standalone || s.conns == nil {
-		return
+// StartRebalancer starts comparing counts on joins and every Interval; it
+// returns nil when both triggers are off.
+func StartRebalancer(cfg RebalanceConfig) *Rebalancer {
+	if cfg.Delay == 0 {
+		cfg.Delay = DefaultRebalanceDelay
 	}
-	d := s.cfg.GRPC.RebalanceDelay
-	if d == 0 {
-		d = DefaultRebalanceDelay
+	if cfg.Delay < 0 {
+		return nil // off
 	}
-	if d < 0 {
-		return // off
+	if cfg.Interval == 0 {
+		cfg.Interval = DefaultRebalanceInterval
 	}
-	r := &rebalancer{s: s, delay: d, up: s.othersUp()}
-	s.members.Subscribe(r.membersChanged)
-	every := s.cfg.GRPC.RebalanceInterval
-	if every == 0 {
-		every = DefaultRebalanceInterval
+	if cfg.Clock == nil {
+		cfg.Clock = clock.Real{}
 	}
-	if every > 0 {
-		s.clusterTasks.Every(every, every, r.check)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	r := &Rebalancer{cfg: cfg, tasks: clock.NewSchedules(cfg.Clock), up: othersUp(cfg.Members)}
+	r.unsub = cfg.Members.Subscribe(r.membersChanged)
+	if every := cfg.Interval; every > 0 {
+		r.tasks.Every(every, every, r.check)
+	}
+	return r
 }
 
-func (s *Server) othersUp() map[string]bool {
+// Close stops the comparisons (nil-safe).
+func (r *Rebalancer) Close() {
+	if r == nil {
+		return
+	}
+	r.unsub()
+	r.tasks.Close()
+}
+
+func othersUp(members *Manager) map[string]bool {
 	up := map[string]bool{}
-	self := s.members.SelfAddress()
-	for _, m := range s.members.Members() {
+	self := members.SelfAddress()
+	for _, m := range members.Members() {
 		if a := m.Address(); a != self && m.State == compat.MemberUp {
 			up[a] = true
 		}
@@ -79,8 +120,8 @@ func (s *Server) othersUp() map[string]bool {
 }
 
 // membersChanged schedules a comparison when a member became UP.
-func (r *rebalancer) membersChanged() {
-	up := r.s.othersUp()
+func (r *Rebalancer) membersChanged() {
+	up := othersUp(r.cfg.Members)
 	r.mu.Lock()
 	joined := false
 	for a := range up {
@@ -95,7 +136,7 @@ func (r *rebalancer) membersChanged() {
 	}
 	r.mu.Unlock()
 	if schedule {
-		r.s.cfg.Clock.AfterFunc(r.delay, func() {
+		r.cfg.Clock.AfterFunc(r.cfg.Delay, func() {
 			r.mu.Lock()
 			r.pending = false
 			r.mu.Unlock()
@@ -104,41 +145,22 @@ func (r *rebalancer) membersChanged() {
 	}
 }
 
-// loaderCount is sdkCount for GET /v1/nacosd/loader (0 before the gRPC
-// edge runs).
-func (s *Server) loaderCount() int {
-	if s.conns == nil {
-		return 0
-	}
-	return s.sdkCount()
-}
-
-// sdkCount is this node's number of 2.x client connections.
-func (s *Server) sdkCount() int {
-	n := 0
-	for _, c := range s.conns.List() {
-		if c.SDK() {
-			n++
-		}
-	}
-	return n
-}
-
 // check compares the members' counts and sheds this node's excess.
-func (r *rebalancer) check() {
-	s := r.s
-	self := s.members.SelfAddress()
-	counts := map[string]int{self: s.sdkCount()}
+func (r *Rebalancer) check() {
+	members := r.cfg.Members
+	self := members.SelfAddress()
+	ids := r.cfg.Conns.SDKIDs()
+	counts := map[string]int{self: len(ids)}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for a := range s.othersUp() {
-		if kind, _ := s.members.Kind(a); kind == cluster.KindJava {
+	for a := range othersUp(members) {
+		if kind, _ := members.Kind(a); kind == KindJava {
 			continue // no 2.x port
 		}
 		wg.Go(func() {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			resp, err := s.peers.Do(ctx, cluster.Request{Method: http.MethodGet, Addr: a, Path: "/v1/nacosd/loader"})
+			resp, err := r.cfg.Peers.Do(ctx, Request{Method: http.MethodGet, Addr: a, Path: "/v1/nacosd/loader"})
 			var body struct {
 				SDKConCount *int `json:"sdkConCount"`
 			}
@@ -155,19 +177,14 @@ func (r *rebalancer) check() {
 	if len(moves) == 0 {
 		return
 	}
-	s.log.Info("rebalancing 2.x connections to members under the average", "counts", counts, "moves", moves)
-	var ids []string
-	for _, c := range s.conns.List() {
-		if c.SDK() {
-			ids = append(ids, c.ID)
-		}
-	}
-	for _, target := range sortedKeys(moves) {
+	r.cfg.Logger.Info("rebalancing 2.x connections to members under the average", "counts", counts, "moves", moves)
+	ids = r.cfg.Conns.SDKIDs()
+	for _, target := range slices.Sorted(maps.Keys(moves)) {
 		for range moves[target] {
 			if len(ids) == 0 {
 				return
 			}
-			s.conns.Reset(ids[len(ids)-1], target) // the newest first
+			r.cfg.Conns.Reset(ids[len(ids)-1], target) // the newest first
 			ids = ids[:len(ids)-1]
 		}
 	}
@@ -224,13 +241,4 @@ func planRebalance(self string, counts map[string]int) map[string]int {
 		}
 	}
 	return moves
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -1,4 +1,22 @@
-package raftstore
+// Package cold is raftstore's disk-bucket engine: it keeps the buckets
+// named in raftstore's Config.DiskBuckets (config history: large,
+// append-mostly, rarely read) in <Dir>/fsm.db instead of the FSM's maps,
+// so memory does not grow with them. raftstore's FSM drives it through
+// the interface in raftstore/fsm.go (diskBuckets).
+//
+// fsm.db holds the cold buckets durably from a snapshot on: the node's
+// own snapshots (format 3, raftstore/snapshot.go) leave them out, and raft
+// drops the log below a snapshot. Every bolt commit is synced; the writer
+// goroutine (Write) gathers the FSM's cold ops for coldWriteDelay into one
+// transaction, so the syncs cost little, and a snapshot's checkpoint
+// writes what is queued. The file records the last applied index whose
+// ops it holds ("applied"); on restart the log's entries up to that index
+// skip their cold ops, later ones put and delete them again.
+//
+// Cold buckets take no conditions (raftstore's Store.Apply refuses them):
+// replaying an entry whose cold ops are already applied then gives the
+// same state, and the FSM's decisions depend only on the in-memory state.
+package cold
 
 import (
 	"bytes"
@@ -14,27 +32,14 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/nacosd/nacosd/raftstore/internal/boltio"
 )
 
-// The cold store keeps the buckets named in Config.DiskBuckets (config
-// history: large, append-mostly, rarely read) in <Dir>/fsm.db instead of
-// the FSM's maps, so memory does not grow with them.
-//
-// fsm.db holds the cold buckets durably from a snapshot on: the node's
-// own snapshots (format 3, snapshot.go) leave them out, and raft drops the
-// log below a snapshot. Every bolt commit is synced; the writer goroutine
-// (write) gathers the FSM's cold ops for coldWriteDelay into one
-// transaction, so the syncs cost little, and a snapshot's checkpoint
-// writes what is queued. The file records the last applied index whose
-// ops it holds ("applied"); on restart the log's entries up to that index
-// skip their cold ops, later ones put and delete them again.
-//
-// Cold buckets take no conditions (Store.Apply refuses them): replaying an
-// entry whose cold ops are already applied then gives the same state, and
-// the FSM's decisions depend only on the in-memory state.
+// File is the engine's file in the raft directory.
+const File = "fsm.db"
 
 const (
-	coldFile      = "fsm.db"
 	coldMetaName  = "\x00meta" // bucket of fsm.db's own keys; bucket names never start with NUL
 	coldApplied   = "applied"
 	coldClean     = "clean"
@@ -73,7 +78,9 @@ const (
 	coldFill = 0.9
 )
 
-type coldStore struct {
+// Store is an open fsm.db. Safe for concurrent use: the FSM writes, and
+// reads run beside it.
+type Store struct {
 	db    *bbolt.DB
 	path  string
 	names map[string]bool
@@ -84,10 +91,10 @@ type coldStore struct {
 
 	// pending are cold ops the FSM applied that are not in the file yet,
 	// oldest first: queued for the writer goroutine, or not writable (a
-	// full disk); reads see them (cold_read.go), and no snapshot is taken
+	// full disk); reads see them (read.go), and no snapshot is taken
 	// until they are written.
 	pendMu     sync.RWMutex
-	pending    []coldOp
+	pending    []Op
 	pendIndex  uint64 // newest index queued
 	hasPending atomic.Bool
 	failedAt   time.Time // last logged write failure (flushMu)
@@ -114,13 +121,13 @@ type coldStore struct {
 	pageAlloc uint64 // bolt's count of page bytes allocated, when last read
 }
 
-// openCold opens (or creates) dir/fsm.db with the given buckets. fresh
+// Open opens (or creates) dir/fsm.db with the given buckets. fresh
 // means the raft directory has no state: an old fsm.db is then removed.
 // rebuildable means the newest snapshot carries the cold buckets (format 1
 // or 2, or no snapshot): an unreadable file is then removed and rebuilt
 // from it and the log instead of refusing to start.
-func openCold(dir string, names []string, fresh, rebuildable bool, log *slog.Logger) (*coldStore, error) {
-	path := dir + string(os.PathSeparator) + coldFile
+func Open(dir string, names []string, fresh, rebuildable bool, log *slog.Logger) (*Store, error) {
+	path := dir + string(os.PathSeparator) + File
 	if fresh {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("raftstore: remove stale %s: %w", path, err)
@@ -137,7 +144,7 @@ func openCold(dir string, names []string, fresh, rebuildable bool, log *slog.Log
 	if err != nil {
 		return nil, fmt.Errorf("raftstore: open %s: %w", path, err)
 	}
-	c := &coldStore{db: db, path: path, names: map[string]bool{}, log: log, counts: map[string]int{}}
+	c := &Store{db: db, path: path, names: map[string]bool{}, log: log, counts: map[string]int{}}
 	for _, n := range names {
 		c.names[n] = true
 	}
@@ -156,8 +163,8 @@ func openColdDB(path string) (*bbolt.DB, error) {
 	var err error
 	for _, size := range []int{coldMmap, 1 << 30, 0} {
 		var db *bbolt.DB
-		err = guarded(func() (err error) {
-			// every commit synced: the file is durable (snapshot.go, version 3)
+		err = boltio.Guarded(func() (err error) {
+			// every commit synced: the file is durable (raftstore/snapshot.go, version 3)
 			db, err = bbolt.Open(path, 0o600, &bbolt.Options{Timeout: time.Second, NoGrowSync: true,
 				InitialMmapSize: size})
 			return err
@@ -182,7 +189,7 @@ func openColdDB(path string) (*bbolt.DB, error) {
 // boot that wrote it (a killed process loses nothing from the page cache;
 // the kernel's boot id tells); its snapshots carry the cold buckets, so an
 // untrusted one is rebuilt from them.
-func (c *coldStore) init() error {
+func (c *Store) init() error {
 	boot := bootID()
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		meta, err := tx.CreateBucketIfNotExists([]byte(coldMetaName))
@@ -226,7 +233,7 @@ func (c *coldStore) init() error {
 }
 
 // emptyLocked deletes every cold bucket and resets the meta keys.
-func (c *coldStore) emptyLocked(tx *bbolt.Tx) error {
+func (c *Store) emptyLocked(tx *bbolt.Tx) error {
 	var names [][]byte
 	if err := tx.ForEach(func(name []byte, _ *bbolt.Bucket) error {
 		if string(name) != coldMetaName {
@@ -259,8 +266,8 @@ func (c *coldStore) emptyLocked(tx *bbolt.Tx) error {
 	return nil
 }
 
-// empty removes every cold record (the file belongs to another raft state).
-func (c *coldStore) empty() error {
+// Empty removes every cold record (the file belongs to another raft state).
+func (c *Store) Empty() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if err := c.emptyTx(); err != nil {
@@ -270,7 +277,7 @@ func (c *coldStore) empty() error {
 }
 
 // emptyTx empties every cold bucket in one transaction (c.mu held).
-func (c *coldStore) emptyTx() error {
+func (c *Store) emptyTx() error {
 	defer c.countsChanged()
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		if err := c.emptyLocked(tx); err != nil {
@@ -298,27 +305,43 @@ func bootID() string {
 	return strings.TrimSpace(string(b))
 }
 
-func (c *coldStore) isCold(bucket string) bool { return c != nil && c.names[bucket] }
+// IsCold reports whether bucket is kept here (false on a nil Store).
+func (c *Store) IsCold(bucket string) bool { return c != nil && c.names[bucket] }
 
-// appliedIndex is the newest index whose cold ops the file holds.
-func (c *coldStore) appliedIndex() uint64 {
+// AppliedIndex is the newest index whose cold ops the file holds.
+func (c *Store) AppliedIndex() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.applied
 }
 
-// coldOp is one op of a cold bucket at an index.
-type coldOp struct {
-	index uint64
-	op    Op
+// Op is one put or delete of a disk bucket, by the raft entry at Index.
+type Op struct {
+	Index  uint64
+	Bucket string
+	Key    string
+	// Value is the new value of a put; the store keeps it as it is (the
+	// caller does not modify it).
+	Value []byte
+	// Delete makes the op a delete.
+	Delete bool
 }
 
-// write queues ops, the cold ops of entries up to index, for the writer
+// Record is a stored value and the raft index that set it. Its layout is
+// raftstore.Record's: the two convert into each other.
+type Record struct {
+	// Value is the stored bytes; shared, never modify it.
+	Value []byte
+	// Rev is the raft log index of the batch that last set the record.
+	Rev uint64
+}
+
+// Write queues ops, the cold ops of entries up to index, for the writer
 // goroutine, which writes everything queued in one transaction: while it
 // writes, the FSM queues the next batches, so under load one transaction
 // carries the history rows of many raft batches (their leaves are shared)
 // and the FSM goroutine does not wait for bolt. Reads see queued ops
-// (cold_read.go), so a write is visible as soon as its entry is applied.
+// (read.go), so a write is visible as soon as its entry is applied.
 // Past coldQueueMax queued ops the FSM writes them itself (back-pressure).
 //
 // When a write fails (a full disk: the raft log had room, the file not), the
@@ -326,7 +349,7 @@ type coldOp struct {
 // taken (checkpoint), and a restart replays their entries from the log (the
 // file's applied index did not move). The FSM goes on: the entries are
 // committed.
-func (c *coldStore) write(ops []coldOp, index uint64) {
+func (c *Store) Write(ops []Op, index uint64) {
 	c.pendMu.Lock()
 	c.pending = append(c.pending, ops...)
 	c.pendIndex = max(c.pendIndex, index)
@@ -347,7 +370,7 @@ func (c *coldStore) write(ops []coldOp, index uint64) {
 // runWriter writes queued ops until stop is closed, coldWriteDelay after
 // the first of them was queued: every commit is synced, and an fsync per
 // raft batch would double the node's fsyncs.
-func (c *coldStore) runWriter(stop <-chan struct{}, done chan<- struct{}) {
+func (c *Store) runWriter(stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
 	delay := time.NewTimer(coldWriteDelay)
 	delay.Stop()
@@ -369,7 +392,7 @@ func (c *coldStore) runWriter(stop <-chan struct{}, done chan<- struct{}) {
 }
 
 // flush writes every queued op.
-func (c *coldStore) flush() error {
+func (c *Store) flush() error {
 	for {
 		more, err := c.writeHead()
 		if err != nil || !more {
@@ -383,19 +406,19 @@ func (c *coldStore) flush() error {
 // transaction with the index every entry up to which is then in the file,
 // drops them from the queue, and reports whether ops are left (after a
 // failed write: all of them, kept for the next try).
-func (c *coldStore) writeHead() (more bool, err error) {
+func (c *Store) writeHead() (more bool, err error) {
 	c.flushMu.Lock()
 	defer c.flushMu.Unlock()
 	c.pendMu.RLock()
 	n, size := 0, 0
 	for n < len(c.pending) && (n == 0 || size < coldTxBytes) {
-		size += len(c.pending[n].op.Key) + len(c.pending[n].op.Value)
+		size += len(c.pending[n].Key) + len(c.pending[n].Value)
 		n++
 	}
 	ops := c.pending[:n:n] // appends go past its end
 	index := c.pendIndex
 	if n < len(c.pending) {
-		index = c.pending[n].index - 1 // that entry's ops are not all written yet
+		index = c.pending[n].Index - 1 // that entry's ops are not all written yet
 	}
 	c.pendMu.RUnlock()
 	if n == 0 {
@@ -406,7 +429,7 @@ func (c *coldStore) writeHead() (more bool, err error) {
 	defer c.pendMu.Unlock()
 	if err == nil {
 		if rest := c.pending[n:]; len(rest) > 0 {
-			c.pending = append(make([]coldOp, 0, max(len(rest), coldQueueMin)), rest...)
+			c.pending = append(make([]Op, 0, max(len(rest), coldQueueMin)), rest...)
 		} else {
 			c.pending = c.pending[:0:0]
 		}
@@ -422,7 +445,7 @@ func (c *coldStore) writeHead() (more bool, err error) {
 }
 
 // flushPending writes queued ops; it fails while they cannot be written.
-func (c *coldStore) flushPending() error {
+func (c *Store) flushPending() error {
 	if err := c.flush(); err != nil {
 		return fmt.Errorf("raftstore: fsm.db: writes pending (disk full?): %w", err)
 	}
@@ -431,14 +454,14 @@ func (c *coldStore) flushPending() error {
 
 // dropPending forgets the queued ops (a snapshot restore replaces them).
 // flushMu is held by the caller.
-func (c *coldStore) dropPending() {
+func (c *Store) dropPending() {
 	c.pendMu.Lock()
 	c.pending, c.pendIndex = nil, 0
 	c.hasPending.Store(false)
 	c.pendMu.Unlock()
 }
 
-func (c *coldStore) tryWrite(ops []coldOp, index uint64) error {
+func (c *Store) tryWrite(ops []Op, index uint64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.failWrite != nil {
@@ -449,29 +472,27 @@ func (c *coldStore) tryWrite(ops []coldOp, index uint64) error {
 	delta := map[string]int{}
 	err := c.db.Update(func(tx *bbolt.Tx) error {
 		for _, o := range ops {
-			b := tx.Bucket([]byte(o.op.Bucket))
+			b := tx.Bucket([]byte(o.Bucket))
 			if b == nil {
-				return fmt.Errorf("no bucket %q", o.op.Bucket)
+				return fmt.Errorf("no bucket %q", o.Bucket)
 			}
 			b.FillPercent = coldFill
-			k := []byte(o.op.Key)
+			k := []byte(o.Key)
 			had := b.Get(k) != nil
-			switch o.op.Kind {
-			case OpPut:
-				v := binary.AppendUvarint(make([]byte, 0, len(o.op.Value)+10), o.index)
-				if err := b.Put(k, append(v, o.op.Value...)); err != nil {
+			switch {
+			case !o.Delete:
+				v := binary.AppendUvarint(make([]byte, 0, len(o.Value)+10), o.Index)
+				if err := b.Put(k, append(v, o.Value...)); err != nil {
 					return err
 				}
 				if !had {
-					delta[o.op.Bucket]++
+					delta[o.Bucket]++
 				}
-			case OpDelete:
-				if had {
-					if err := b.Delete(k); err != nil {
-						return err
-					}
-					delta[o.op.Bucket]--
+			case had: // a delete of a key the file holds
+				if err := b.Delete(k); err != nil {
+					return err
 				}
+				delta[o.Bucket]--
 			}
 		}
 		return c.putMeta(tx, index, delta)
@@ -491,7 +512,7 @@ func (c *coldStore) tryWrite(ops []coldOp, index uint64) error {
 // page written is read through the mapping by a later transaction (bolt
 // copies a leaf and its branches on every change), so this is what makes
 // RSS grow.
-func (c *coldStore) noteWrittenLocked() {
+func (c *Store) noteWrittenLocked() {
 	alloc := uint64(c.db.Stats().TxStats.PageAlloc)
 	// plus the leaves the transaction read on its way, each mapped with
 	// the kernel's fault-around: a page per transaction, roughly
@@ -503,7 +524,7 @@ func (c *coldStore) noteWrittenLocked() {
 }
 
 // putMeta records index and the changed counts in tx.
-func (c *coldStore) putMeta(tx *bbolt.Tx, index uint64, delta map[string]int) error {
+func (c *Store) putMeta(tx *bbolt.Tx, index uint64, delta map[string]int) error {
 	meta := tx.Bucket([]byte(coldMetaName))
 	var ib [8]byte
 	binary.BigEndian.PutUint64(ib[:], max(c.applied, index))
@@ -521,11 +542,11 @@ func (c *coldStore) putMeta(tx *bbolt.Tx, index uint64, delta map[string]int) er
 	return nil
 }
 
-// checkpoint writes what is queued and records index as applied (every
+// Checkpoint writes what is queued and records index as applied (every
 // entry up to it is in the file, with or without cold ops), synced. Called
 // on the FSM goroutine when a snapshot is taken: the snapshot leaves the
 // cold buckets to the file.
-func (c *coldStore) checkpoint(index uint64) error {
+func (c *Store) Checkpoint(index uint64) error {
 	if err := c.flushPending(); err != nil {
 		return err
 	}
@@ -543,13 +564,13 @@ func (c *coldStore) checkpoint(index uint64) error {
 // held, so no write transaction (the only thing that remaps the file) runs
 // meanwhile and the mapping read from /proc/self/maps is the live one:
 // MADV_DONTNEED is safe, and the pages stay in the page cache.
-func (c *coldStore) dropPagesLocked() {
+func (c *Store) dropPagesLocked() {
 	c.touched = 0
-	dropMappedPages(c.path)
+	boltio.DropMappedPages(c.path)
 }
 
-// close marks the file clean after syncing it, then closes it.
-func (c *coldStore) close() error {
+// Close marks the file clean after syncing it, then closes it.
+func (c *Store) Close() error {
 	if c.stopWriter != nil {
 		close(c.stopWriter)
 		<-c.writerDone
@@ -578,10 +599,10 @@ func (c *coldStore) close() error {
 	return nil
 }
 
-// coldLoad replaces the cold buckets' contents (a snapshot restore), in
+// Load replaces the cold buckets' contents (a snapshot restore), in
 // transactions of coldLoadTx bytes, with c.mu held throughout.
-type coldLoad struct {
-	c      *coldStore
+type Load struct {
+	c      *Store
 	tx     *bbolt.Tx
 	bytes  int
 	counts map[string]int
@@ -589,18 +610,20 @@ type coldLoad struct {
 
 const coldLoadTx = 16 << 20
 
-func (c *coldStore) beginLoad() *coldLoad {
+// BeginLoad starts replacing the buckets' contents; End must follow.
+func (c *Store) BeginLoad() *Load {
 	c.flushMu.Lock()
 	c.dropPending()
 	c.mu.Lock()
 	c.countsChanged()
-	return &coldLoad{c: c, counts: map[string]int{}}
+	return &Load{c: c, counts: map[string]int{}}
 }
 
-// reset empties every cold bucket.
-func (l *coldLoad) reset() error { return l.c.emptyTx() }
+// Reset empties every cold bucket.
+func (l *Load) Reset() error { return l.c.emptyTx() }
 
-func (l *coldLoad) put(bucket, key string, r Record) error {
+// Put stores one record.
+func (l *Load) Put(bucket, key string, r Record) error {
 	if l.tx == nil {
 		tx, err := l.c.db.Begin(true)
 		if err != nil {
@@ -618,12 +641,13 @@ func (l *coldLoad) put(bucket, key string, r Record) error {
 	l.counts[bucket]++
 	l.bytes += len(key) + len(v)
 	if l.bytes >= coldLoadTx {
-		return l.commit()
+		return l.Commit()
 	}
 	return nil
 }
 
-func (l *coldLoad) commit() error {
+// Commit commits the records put so far.
+func (l *Load) Commit() error {
 	if l.tx == nil {
 		return nil
 	}
@@ -636,9 +660,9 @@ func (l *coldLoad) commit() error {
 	return nil
 }
 
-// finish records the counts and index and syncs the file.
-func (l *coldLoad) finish(applied uint64) error {
-	if err := l.commit(); err != nil {
+// Finish records the counts and index and syncs the file.
+func (l *Load) Finish(applied uint64) error {
+	if err := l.Commit(); err != nil {
 		return err
 	}
 	c := l.c
@@ -657,8 +681,8 @@ func (l *coldLoad) finish(applied uint64) error {
 	return nil
 }
 
-// end rolls back an unfinished transaction and releases c.mu.
-func (l *coldLoad) end() {
+// End rolls back an unfinished transaction and releases c.mu.
+func (l *Load) End() {
 	if l.tx != nil {
 		_ = l.tx.Rollback()
 		l.tx = nil

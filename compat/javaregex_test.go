@@ -1,6 +1,9 @@
-package naming
+package compat
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 // TestJavaRegexErrors: PatternSyntaxException messages of the 1.4.8
 // reference (GET /v1/ns/service/names?expr=...; the pattern is ".*expr.*").
@@ -21,9 +24,9 @@ func TestJavaRegexErrors(t *testing.T) {
 		{"{", "Illegal repetition near index 3\n.*{.*\n   ^"},
 		{"a|*", "Dangling meta character '*' near index 4\n.*a|*.*\n    ^"},
 	} {
-		_, err := compileJavaRegex(".*" + c.expr + ".*")
-		ce := asCompat(err)
-		if ce == nil || ce.Status != 400 || ce.Body != "caused: "+c.msg+";" {
+		_, err := CompileJavaRegex(".*" + c.expr + ".*")
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Status != 400 || ce.Body != "caused: "+c.msg+";" {
 			t.Errorf("%q: got %v, want %q", c.expr, err, c.msg)
 		}
 	}
@@ -35,7 +38,7 @@ func TestJavaRegexErrors(t *testing.T) {
 		{"+x", "ax", true}, {"?", "a", true}, {`\`, "a.b", true}, {"(?<n>a)", "xa", true},
 		{"a*+", "aaa", true}, {`\u0041`, "A", true}, {"(?i)abc", "xABC", true}, {"a{2}", "aa", true},
 	} {
-		re, err := compileJavaRegex(".*" + c.expr + ".*")
+		re, err := CompileJavaRegex(".*" + c.expr + ".*")
 		if err != nil {
 			t.Errorf("%q: %v", c.expr, err)
 			continue

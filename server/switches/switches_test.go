@@ -1,4 +1,4 @@
-package naming
+package switches
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ func readSwitchGolden(t *testing.T, name string) string {
 	return string(b)
 }
 
-func mustApply(t *testing.T, s *Switches, entry, value string) {
+func mustApply(t *testing.T, s *Domain, entry, value string) {
 	t.Helper()
 	if err := s.Apply(entry, value); err != nil {
 		t.Fatalf("Apply(%q, %q): %v", entry, value, err)
@@ -30,7 +30,7 @@ func mustApply(t *testing.T, s *Switches, entry, value string) {
 
 func TestSwitchesDefaultJSON(t *testing.T) {
 	t.Parallel()
-	s := DefaultSwitches()
+	s := Default()
 	if got, want := string(s.JSON()), readSwitchGolden(t, "default.json"); got != want {
 		t.Fatalf("default switches JSON\n got %s\nwant %s", got, want)
 	}
@@ -38,7 +38,7 @@ func TestSwitchesDefaultJSON(t *testing.T) {
 
 func TestSwitchesApplyGolden(t *testing.T) {
 	t.Parallel()
-	s := DefaultSwitches()
+	s := Default()
 	for _, kv := range [][2]string{
 		{"distroThreshold", "0.5"},
 		{"pushVersion", "java:1.2.3"},
@@ -66,7 +66,7 @@ func TestSwitchesApplyGolden(t *testing.T) {
 
 func TestSwitchesBatchGolden(t *testing.T) {
 	t.Parallel()
-	s := DefaultSwitches()
+	s := Default()
 	mustApply(t, &s, "batch", readSwitchGolden(t, "batch.in.json"))
 	if got, want := string(s.JSON()), readSwitchGolden(t, "batch.json"); got != want {
 		t.Fatalf("switches JSON after batch\n got %s\nwant %s", got, want)
@@ -149,7 +149,7 @@ func TestSwitchesApplyErrors(t *testing.T) {
 		{"batch", `{"distroEnabled":`, 500, deserPrefix, true},
 	}
 	for _, tc := range tests {
-		s := DefaultSwitches()
+		s := Default()
 		mustApply(t, &s, "limitedUrlMap", "/keep:1")
 		before := string(s.JSON())
 		err := s.Apply(tc.entry, tc.value)
@@ -173,42 +173,42 @@ func TestSwitchesApplyValues(t *testing.T) {
 	tests := []struct {
 		name  string
 		steps [][2]string
-		check func(s Switches) bool
+		check func(s Domain) bool
 	}{
-		{"enableStandalone ignored when non-empty", [][2]string{{"enableStandalone", "false"}}, func(s Switches) bool { return s.EnableStandalone }},
-		{"enableStandalone empty sets false", [][2]string{{"enableStandalone", ""}}, func(s Switches) bool { return !s.EnableStandalone }},
-		{"masters empty", [][2]string{{"masters", ""}}, func(s Switches) bool { return reflect.DeepEqual(s.Masters, []string{""}) }},
-		{"masters trailing empties", [][2]string{{"masters", "a,,b,,"}}, func(s Switches) bool { return reflect.DeepEqual(s.Masters, []string{"a", "", "b"}) }},
-		{"masters only commas", [][2]string{{"masters", ",,,"}}, func(s Switches) bool { return s.Masters != nil && len(s.Masters) == 0 }},
-		{"distro TRUE", [][2]string{{"distro", "false"}, {"distro", "TRUE"}}, func(s Switches) bool { return s.DistroEnabled }},
-		{"distro yes is false", [][2]string{{"distro", "yes"}}, func(s Switches) bool { return !s.DistroEnabled }},
-		{"pushEnabled", [][2]string{{"pushEnabled", "false"}}, func(s Switches) bool { return !s.PushEnabled }},
-		{"disableAddIP", [][2]string{{"disableAddIP", "true"}}, func(s Switches) bool { return s.DisableAddIP }},
-		{"sendBeatOnly", [][2]string{{"sendBeatOnly", "True"}}, func(s Switches) bool { return s.SendBeatOnly }},
-		{"defaultInstanceEphemeral", [][2]string{{"defaultInstanceEphemeral", "no"}}, func(s Switches) bool { return !s.DefaultInstanceEphemeral }},
-		{"lightBeat y", [][2]string{{"lightBeatEnabled", "false"}, {"lightBeatEnabled", "Y"}}, func(s Switches) bool { return s.LightBeatEnabled }},
-		{"lightBeat 1 is false", [][2]string{{"lightBeatEnabled", "1"}}, func(s Switches) bool { return !s.LightBeatEnabled }},
-		{"overridden status", [][2]string{{"overriddenServerStatus", "DOWN"}}, func(s Switches) bool {
+		{"enableStandalone ignored when non-empty", [][2]string{{"enableStandalone", "false"}}, func(s Domain) bool { return s.EnableStandalone }},
+		{"enableStandalone empty sets false", [][2]string{{"enableStandalone", ""}}, func(s Domain) bool { return !s.EnableStandalone }},
+		{"masters empty", [][2]string{{"masters", ""}}, func(s Domain) bool { return reflect.DeepEqual(s.Masters, []string{""}) }},
+		{"masters trailing empties", [][2]string{{"masters", "a,,b,,"}}, func(s Domain) bool { return reflect.DeepEqual(s.Masters, []string{"a", "", "b"}) }},
+		{"masters only commas", [][2]string{{"masters", ",,,"}}, func(s Domain) bool { return s.Masters != nil && len(s.Masters) == 0 }},
+		{"distro TRUE", [][2]string{{"distro", "false"}, {"distro", "TRUE"}}, func(s Domain) bool { return s.DistroEnabled }},
+		{"distro yes is false", [][2]string{{"distro", "yes"}}, func(s Domain) bool { return !s.DistroEnabled }},
+		{"pushEnabled", [][2]string{{"pushEnabled", "false"}}, func(s Domain) bool { return !s.PushEnabled }},
+		{"disableAddIP", [][2]string{{"disableAddIP", "true"}}, func(s Domain) bool { return s.DisableAddIP }},
+		{"sendBeatOnly", [][2]string{{"sendBeatOnly", "True"}}, func(s Domain) bool { return s.SendBeatOnly }},
+		{"defaultInstanceEphemeral", [][2]string{{"defaultInstanceEphemeral", "no"}}, func(s Domain) bool { return !s.DefaultInstanceEphemeral }},
+		{"lightBeat y", [][2]string{{"lightBeatEnabled", "false"}, {"lightBeatEnabled", "Y"}}, func(s Domain) bool { return s.LightBeatEnabled }},
+		{"lightBeat 1 is false", [][2]string{{"lightBeatEnabled", "1"}}, func(s Domain) bool { return !s.LightBeatEnabled }},
+		{"overridden status", [][2]string{{"overriddenServerStatus", "DOWN"}}, func(s Domain) bool {
 			return s.OverriddenServerStatus != nil && *s.OverriddenServerStatus == "DOWN"
 		}},
-		{"limitedUrlMap empty keeps", [][2]string{{"limitedUrlMap", "a:1"}, {"limitedUrlMap", ""}}, func(s Switches) bool { v, ok := s.LimitedURLMap.Get("a"); return ok && v == 1 }},
-		{"limitedUrlMap dup and extra parts", [][2]string{{"limitedUrlMap", "a:1:9,a:2"}}, func(s Switches) bool {
+		{"limitedUrlMap empty keeps", [][2]string{{"limitedUrlMap", "a:1"}, {"limitedUrlMap", ""}}, func(s Domain) bool { v, ok := s.LimitedURLMap.Get("a"); return ok && v == 1 }},
+		{"limitedUrlMap dup and extra parts", [][2]string{{"limitedUrlMap", "a:1:9,a:2"}}, func(s Domain) bool {
 			return reflect.DeepEqual(s.LimitedURLMap.Keys, []string{"a"}) && s.LimitedURLMap.Values["a"] == 2
 		}},
-		{"threshold NaN", [][2]string{{"distroThreshold", "NaN"}}, func(s Switches) bool { return math.IsNaN(float64(s.DistroThreshold)) }},
-		{"threshold signed NaN", [][2]string{{"distroThreshold", "-NaN"}}, func(s Switches) bool { return math.IsNaN(float64(s.DistroThreshold)) }},
-		{"threshold -Infinity", [][2]string{{"distroThreshold", "2"}, {"distroThreshold", "+Infinity"}}, func(s Switches) bool { return math.IsInf(float64(s.DistroThreshold), 1) }},
-		{"threshold overflow", [][2]string{{"distroThreshold", "1e50"}}, func(s Switches) bool { return math.IsInf(float64(s.DistroThreshold), 1) }},
-		{"threshold suffix", [][2]string{{"distroThreshold", " 0.25f "}}, func(s Switches) bool { return s.DistroThreshold == 0.25 }},
-		{"threshold hex", [][2]string{{"distroThreshold", "0x1p-2"}}, func(s Switches) bool { return s.DistroThreshold == 0.25 }},
-		{"pushVersion extra part", [][2]string{{"pushVersion", "python:1.2.3:x"}}, func(s Switches) bool { return s.PushPythonVersion == "1.2.3" }},
-		{"pushVersion c", [][2]string{{"pushVersion", "c:9.9.9"}}, func(s Switches) bool { return s.PushVersionFor("c") == "9.9.9" }},
-		{"server sync lower bound", [][2]string{{"serverStatusSynchronizationPeriodMillis", "1000"}}, func(s Switches) bool { return s.ServerStatusSynchronizationPeriodMillis == 1000 }},
-		{"long with plus", [][2]string{{"clientBeatInterval", "+42"}}, func(s Switches) bool { return s.ClientBeatInterval == 42 }},
-		{"healthCheckTimes negative", [][2]string{{"healthCheckTimes", "-1"}}, func(s Switches) bool { return s.CheckTimes == -1 }},
+		{"threshold NaN", [][2]string{{"distroThreshold", "NaN"}}, func(s Domain) bool { return math.IsNaN(float64(s.DistroThreshold)) }},
+		{"threshold signed NaN", [][2]string{{"distroThreshold", "-NaN"}}, func(s Domain) bool { return math.IsNaN(float64(s.DistroThreshold)) }},
+		{"threshold -Infinity", [][2]string{{"distroThreshold", "2"}, {"distroThreshold", "+Infinity"}}, func(s Domain) bool { return math.IsInf(float64(s.DistroThreshold), 1) }},
+		{"threshold overflow", [][2]string{{"distroThreshold", "1e50"}}, func(s Domain) bool { return math.IsInf(float64(s.DistroThreshold), 1) }},
+		{"threshold suffix", [][2]string{{"distroThreshold", " 0.25f "}}, func(s Domain) bool { return s.DistroThreshold == 0.25 }},
+		{"threshold hex", [][2]string{{"distroThreshold", "0x1p-2"}}, func(s Domain) bool { return s.DistroThreshold == 0.25 }},
+		{"pushVersion extra part", [][2]string{{"pushVersion", "python:1.2.3:x"}}, func(s Domain) bool { return s.PushPythonVersion == "1.2.3" }},
+		{"pushVersion c", [][2]string{{"pushVersion", "c:9.9.9"}}, func(s Domain) bool { return s.PushVersionFor("c") == "9.9.9" }},
+		{"server sync lower bound", [][2]string{{"serverStatusSynchronizationPeriodMillis", "1000"}}, func(s Domain) bool { return s.ServerStatusSynchronizationPeriodMillis == 1000 }},
+		{"long with plus", [][2]string{{"clientBeatInterval", "+42"}}, func(s Domain) bool { return s.ClientBeatInterval == 42 }},
+		{"healthCheckTimes negative", [][2]string{{"healthCheckTimes", "-1"}}, func(s Domain) bool { return s.CheckTimes == -1 }},
 	}
 	for _, tc := range tests {
-		s := DefaultSwitches()
+		s := Default()
 		for _, st := range tc.steps {
 			mustApply(t, &s, st[0], st[1])
 		}
@@ -220,16 +220,16 @@ func TestSwitchesApplyValues(t *testing.T) {
 
 func TestSwitchesThresholdJSON(t *testing.T) {
 	t.Parallel()
-	s := DefaultSwitches()
+	s := Default()
 	mustApply(t, &s, "distroThreshold", "NaN")
 	if !strings.Contains(string(s.JSON()), `"distroThreshold":"NaN",`) {
 		t.Fatalf("NaN threshold: %s", s.JSON())
 	}
 }
 
-func batchWithNulls(t *testing.T) Switches {
+func batchWithNulls(t *testing.T) Domain {
 	t.Helper()
-	s := DefaultSwitches()
+	s := Default()
 	mustApply(t, &s, "batch", readSwitchGolden(t, "batch.in.json"))
 	mustApply(t, &s, "batch", `{"masters":null,"adWeightMap":null,"limitedUrlMap":null,"incrementalList":null,"healthCheckWhiteList":null,"pushJavaVersion":null,"pushPythonVersion":null,"pushCVersion":null,"pushGoVersion":null,"pushCSharpVersion":null,"mysqlHealthParams":null,"overriddenServerStatus":"UP","distroThreshold":"Infinity"}`)
 	return s
@@ -255,14 +255,14 @@ func TestSwitchesBatchNulls(t *testing.T) {
 
 func TestSwitchesMarshalRoundTrip(t *testing.T) {
 	t.Parallel()
-	applied := DefaultSwitches()
+	applied := Default()
 	for _, kv := range [][2]string{{"limitedUrlMap", "/b:404,/q:503"}, {"masters", "a,b"}, {"overriddenServerStatus", "null"}, {"distroThreshold", "NaN"}} {
 		mustApply(t, &applied, kv[0], kv[1])
 	}
-	batch := DefaultSwitches()
+	batch := Default()
 	mustApply(t, &batch, "batch", readSwitchGolden(t, "batch.in.json"))
-	for name, s := range map[string]Switches{
-		"default": DefaultSwitches(),
+	for name, s := range map[string]Domain{
+		"default": Default(),
 		"applied": applied,
 		"batch":   batch,
 		"nulls":   batchWithNulls(t),
@@ -271,7 +271,7 @@ func TestSwitchesMarshalRoundTrip(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: Marshal: %v", name, err)
 		}
-		got, err := UnmarshalSwitches(b)
+		got, err := Unmarshal(b)
 		if err != nil {
 			t.Fatalf("%s: Unmarshal: %v", name, err)
 		}
@@ -283,17 +283,17 @@ func TestSwitchesMarshalRoundTrip(t *testing.T) {
 			t.Errorf("%s: round trip differs\n got %+v\nwant %+v", name, got, s)
 		}
 	}
-	if _, err := UnmarshalSwitches([]byte(`{"v":2}`)); err == nil {
+	if _, err := Unmarshal([]byte(`{"v":2}`)); err == nil {
 		t.Error("unknown version accepted")
 	}
-	if _, err := UnmarshalSwitches([]byte(`{`)); err == nil {
+	if _, err := Unmarshal([]byte(`{`)); err == nil {
 		t.Error("bad JSON accepted")
 	}
 }
 
 func TestSwitchesClone(t *testing.T) {
 	t.Parallel()
-	s := DefaultSwitches()
+	s := Default()
 	mustApply(t, &s, "limitedUrlMap", "a:1")
 	mustApply(t, &s, "masters", "m")
 	mustApply(t, &s, "overriddenServerStatus", "UP")
@@ -306,7 +306,7 @@ func TestSwitchesClone(t *testing.T) {
 	if s.LimitedURLMap.Values["a"] != 1 || s.LimitedURLMap.Keys[0] != "a" || s.Masters[0] != "m" || *s.OverriddenServerStatus != "UP" || len(s.IncrementalList) != 0 {
 		t.Fatalf("Clone shares memory: %s", s.JSON())
 	}
-	var zero Switches
+	var zero Domain
 	if z := zero.Clone(); z.Masters != nil || z.LimitedURLMap.Values != nil {
 		t.Fatal("Clone turned nulls into empties")
 	}
@@ -314,8 +314,8 @@ func TestSwitchesClone(t *testing.T) {
 
 func TestSwitchesUpdateFrom(t *testing.T) {
 	t.Parallel()
-	live := DefaultSwitches()
-	stored := DefaultSwitches()
+	live := Default()
+	stored := Default()
 	mustApply(t, &stored, "batch", `{"pushCSharpVersion":"2.0.0","healthCheckWhiteList":["svc"],"pushJavaVersion":"1.0.0","checkTimes":9}`)
 	live.UpdateFrom(stored)
 	if live.PushCSharpVersion != "0.9.0" || len(live.HealthCheckWhiteList) != 0 {
@@ -339,7 +339,7 @@ func TestSwitchesUpdateFrom(t *testing.T) {
 
 func TestSwitchesPushVersionFor(t *testing.T) {
 	t.Parallel()
-	s := DefaultSwitches()
+	s := Default()
 	for typ, want := range map[string]string{"java": "0.1.0", "go": "0.1.0", "python": "0.4.3", "dns": "0.4.3", "c": "1.0.12", "csharp": "0.9.0", "ruby": ""} {
 		if got := s.PushVersionFor(typ); got != want {
 			t.Errorf("PushVersionFor(%q) = %q, want %q", typ, got, want)
@@ -361,7 +361,7 @@ func TestSwitchesOldRecordsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := UnmarshalSwitches(rec)
+		s, err := Unmarshal(rec)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -372,18 +372,18 @@ func TestSwitchesOldRecordsDecode(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s2, err := UnmarshalSwitches(again)
+		s2, err := Unmarshal(again)
 		if err != nil || string(s2.JSON()) != string(wire) {
 			t.Errorf("%s: re-marshalled record differs: %v", name, err)
 		}
 	}
 }
 
-// TestSwitchFieldsCoverTheStruct: the table names every Switches field
+// TestSwitchFieldsCoverTheStruct: the table names every Domain field
 // exactly once, so rendering, batch, record and updates cannot miss one.
 func TestSwitchFieldsCoverTheStruct(t *testing.T) {
 	t.Parallel()
-	var s Switches
+	var s Domain
 	seen := map[uintptr]string{}
 	for _, f := range switchFields {
 		p := reflect.ValueOf(f.ptr(&s)).Pointer()
@@ -401,7 +401,7 @@ func TestSwitchFieldsCoverTheStruct(t *testing.T) {
 		if typ.Field(i).IsExported() {
 			exported++
 			if _, ok := seen[reflect.ValueOf(&s).Elem().Field(i).Addr().Pointer()]; !ok {
-				t.Errorf("Switches.%s is not in switchFields", typ.Field(i).Name)
+				t.Errorf("Domain.%s is not in switchFields", typ.Field(i).Name)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package raftstore
+package cold
 
 import (
 	"bufio"
@@ -39,13 +39,13 @@ func mappedKB(t *testing.T, path string) int {
 func TestColdPagesDropped(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	f := newColdFSM(t, dir)
-	path, _ := filepath.Abs(filepath.Join(dir, coldFile))
+	c := newStore(t, dir)
+	path, _ := filepath.Abs(filepath.Join(dir, File))
 	val := strings.Repeat("x", 700)
 	for i := range 30000 {
-		f.Apply(cmdLog(uint64(i+1), Batch{Ops: []Op{put("h", fmt.Sprintf("g%03d\x00%020d", i%100, i), val)}}))
+		apply(c, uint64(i+1), put("h", fmt.Sprintf("g%03d\x00%020d", i%100, i), val))
 	}
-	if err := f.cold.flushPending(); err != nil {
+	if err := c.flushPending(); err != nil {
 		t.Fatal(err)
 	}
 	// kB: what can be touched between drops, with bolt's fault-around. The
@@ -57,11 +57,11 @@ func TestColdPagesDropped(t *testing.T) {
 		t.Fatalf("after 30 000 writes (%d MB of values) %d kB of fsm.db resident, want <= %d", 30000*700>>20, kb, max)
 	}
 	n := 0
-	f.scan("h", "", false, func(string, Record) bool { n++; return true })
+	c.Scan("h", "", false, 0, func(string, Record) bool { n++; return true })
 	if n != 30000 {
 		t.Fatalf("scan saw %d", n)
 	}
-	if c := f.cold.count("h", "g001"); c != 300 {
+	if c := c.Count("h", "g001"); c != 300 {
 		t.Fatalf("count = %d", c)
 	}
 	if kb := mappedKB(t, path); kb > max {

@@ -1,4 +1,4 @@
-package naming
+package switches
 
 import (
 	"bytes"
@@ -277,30 +277,30 @@ func swJHealth(raw json.RawMessage, def HealthParams) (HealthParams, bool, error
 // parseBatchSwitches reads a whole SwitchDomain JSON like Nacos' JacksonUtils
 // (unknown properties ignored, missing ones keep their defaults, trailing
 // text ignored).
-func parseBatchSwitches(value string) (Switches, error) {
+func parseBatchSwitches(value string) (Domain, error) {
 	if msg := compat.JacksonSyntaxError(value); msg != "" {
-		return Switches{}, switchDeserializeError(msg)
+		return Domain{}, switchDeserializeError(msg)
 	}
 	dec := json.NewDecoder(strings.NewReader(value))
 	dec.UseNumber()
 	tok, err := dec.Token()
 	if err == io.EOF {
-		return Switches{}, switchDeserializeError("No content to map due to end-of-input")
+		return Domain{}, switchDeserializeError("No content to map due to end-of-input")
 	}
 	if err != nil {
-		return Switches{}, switchDeserializeError(err.Error())
+		return Domain{}, switchDeserializeError(err.Error())
 	}
 	if tok == nil { // JSON null: dom.setEnableStandalone → NullPointerException
-		return Switches{}, compat.ServerError("")
+		return Domain{}, compat.ServerError("")
 	}
 	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return Switches{}, switchDeserializeError(fmt.Sprintf("cannot construct SwitchDomain from %v", tok))
+		return Domain{}, switchDeserializeError(fmt.Sprintf("cannot construct SwitchDomain from %v", tok))
 	}
 	fields, err := swObject(dec)
 	if err != nil {
-		return Switches{}, switchDeserializeError(err.Error())
+		return Domain{}, switchDeserializeError(err.Error())
 	}
-	d := DefaultSwitches()
+	d := Default()
 	nulled := map[string]bool{} // nullFails fields the JSON set to null (last value wins)
 	for _, m := range fields {
 		f := switchByName[m.key]
@@ -309,7 +309,7 @@ func parseBatchSwitches(value string) (Switches, error) {
 		}
 		isNull, err := d.setJSON(f, m.raw)
 		if err != nil {
-			return Switches{}, switchDeserializeError(fmt.Sprintf("%s: %v", m.key, err))
+			return Domain{}, switchDeserializeError(fmt.Sprintf("%s: %v", m.key, err))
 		}
 		if f.nullFails {
 			nulled[f.name] = isNull
@@ -317,7 +317,7 @@ func parseBatchSwitches(value string) (Switches, error) {
 	}
 	for _, isNull := range nulled {
 		if isNull { // getHttpHealthParams().getMin() on null
-			return Switches{}, compat.ServerError("")
+			return Domain{}, compat.ServerError("")
 		}
 	}
 	return d, nil
@@ -325,7 +325,7 @@ func parseBatchSwitches(value string) (Switches, error) {
 
 // setJSON sets field f from a batch member (Jackson's setter for it) and
 // reports whether the value was null.
-func (d *Switches) setJSON(f *switchField, raw json.RawMessage) (isNull bool, err error) {
+func (d *Domain) setJSON(f *switchField, raw json.RawMessage) (isNull bool, err error) {
 	switch p := f.ptr(d).(type) {
 	case *[]string:
 		var l []string
@@ -376,7 +376,7 @@ func (d *Switches) setJSON(f *switchField, raw json.RawMessage) (isNull bool, er
 }
 
 // setNull sets or clears a Java-null bit (no-op for bit 0).
-func (d *Switches) setNull(bit uint8, isNull bool) {
+func (d *Domain) setNull(bit uint8, isNull bool) {
 	if isNull {
 		d.nulls |= bit
 	} else {

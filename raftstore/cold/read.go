@@ -1,8 +1,9 @@
-package raftstore
+package cold
 
 import (
 	"bytes"
 	"encoding/binary"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -14,6 +15,12 @@ import (
 // and see the ops queued for the writer (cold.go) too: a scan whose range
 // has queued ops merges them into a copy of the range (the slow way, only
 // then).
+
+// kv is one record of a scan.
+type kv struct {
+	key string
+	rec Record
+}
 
 // decodeColdValue splits a stored value into rev and a copy of the bytes.
 func decodeColdValue(v []byte) (Record, bool) {
@@ -27,35 +34,36 @@ func decodeColdValue(v []byte) (Record, bool) {
 // overlay is the newest pending op per key of bucket whose key starts
 // with prefix (nil: none pending). Under write load something is nearly
 // always queued, but seldom for the one config whose history is read.
-func (c *coldStore) overlay(bucket, prefix string) map[string]coldOp {
+func (c *Store) overlay(bucket, prefix string) map[string]Op {
 	if !c.hasPending.Load() {
 		return nil
 	}
 	c.pendMu.RLock()
 	defer c.pendMu.RUnlock()
-	var m map[string]coldOp
+	var m map[string]Op
 	for _, o := range c.pending {
-		if o.op.Bucket == bucket && strings.HasPrefix(o.op.Key, prefix) {
+		if o.Bucket == bucket && strings.HasPrefix(o.Key, prefix) {
 			if m == nil {
-				m = map[string]coldOp{}
+				m = map[string]Op{}
 			}
-			m[o.op.Key] = o
+			m[o.Key] = o
 		}
 	}
 	return m
 }
 
-func (c *coldStore) get(bucket, key string) (Record, bool) {
+// Get reads one record, queued writes included.
+func (c *Store) Get(bucket, key string) (Record, bool) {
 	if o, ok := c.overlay(bucket, key)[key]; ok {
-		if o.op.Kind == OpDelete {
+		if o.Delete {
 			return Record{}, false
 		}
-		return Record{Value: o.op.Value, Rev: o.index}, true
+		return Record{Value: o.Value, Rev: o.Index}, true
 	}
 	return c.fileGet(bucket, key)
 }
 
-func (c *coldStore) fileGet(bucket, key string) (Record, bool) {
+func (c *Store) fileGet(bucket, key string) (Record, bool) {
 	var r Record
 	var ok bool
 	_ = c.db.View(func(tx *bbolt.Tx) error {
@@ -69,26 +77,27 @@ func (c *coldStore) fileGet(bucket, key string) (Record, bool) {
 	return r, ok
 }
 
-func (c *coldStore) len(bucket string) int {
+// Len is the number of keys of bucket, queued writes included.
+func (c *Store) Len(bucket string) int {
 	c.mu.Lock()
 	n := c.counts[bucket]
 	c.mu.Unlock()
 	for k, o := range c.overlay(bucket, "") {
 		_, inFile := c.fileGet(bucket, k)
 		switch {
-		case o.op.Kind == OpPut && !inFile:
+		case !o.Delete && !inFile:
 			n++
-		case o.op.Kind == OpDelete && inFile:
+		case o.Delete && inFile:
 			n--
 		}
 	}
 	return n
 }
 
-// count is the number of keys with prefix.
-func (c *coldStore) count(bucket, prefix string) int {
+// Count is the number of keys with prefix.
+func (c *Store) Count(bucket, prefix string) int {
 	if prefix == "" {
-		return c.len(bucket)
+		return c.Len(bucket)
 	}
 	key := bucket + "\x00" + prefix
 	c.cntMu.Lock()
@@ -99,7 +108,7 @@ func (c *coldStore) count(bucket, prefix string) int {
 		return n
 	}
 	if c.overlay(bucket, prefix) != nil {
-		c.scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
+		c.Scan(bucket, prefix, false, 0, func(string, Record) bool { n++; return true })
 	} else {
 		c.walk(bucket, []byte(prefix), nil, false, func(_, _ []byte) bool { n++; return true })
 	}
@@ -120,7 +129,7 @@ const countCacheMax = 256
 // countsChanged forgets the kept counts: an op was queued (after it was,
 // so a count that started before sees it or is not kept) or the buckets
 // were replaced.
-func (c *coldStore) countsChanged() {
+func (c *Store) countsChanged() {
 	c.cntMu.Lock()
 	c.cntGen++
 	if len(c.cntCache) > 0 {
@@ -132,12 +141,12 @@ func (c *coldStore) countsChanged() {
 	c.cntMu.Unlock()
 }
 
-// scan calls fn for every key with prefix, in key order (descending when
+// Scan calls fn for every key with prefix, in key order (descending when
 // reverse). It copies coldChunk records per read transaction and calls fn
 // outside it, so fn may call anything, and a long scan holds no
 // transaction (which would pin freed pages).
 // The first skip records are passed over without copying their values.
-func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
+func (c *Store) Scan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	if ov := c.overlay(bucket, prefix); ov != nil {
 		c.scanWithOverlay(bucket, prefix, reverse, ov, func(k string, r Record) bool {
 			if skip > 0 {
@@ -148,21 +157,21 @@ func (c *coldStore) scan(bucket, prefix string, reverse bool, skip int, fn func(
 		})
 		return
 	}
-	c.fileScan(bucket, prefix, reverse, skip, fn)
+	c.FileScan(bucket, prefix, reverse, skip, fn)
 }
 
 // scanWithOverlay merges the pending ops into a copy of the whole range.
-func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[string]coldOp, fn func(string, Record) bool) {
+func (c *Store) scanWithOverlay(bucket, prefix string, reverse bool, ov map[string]Op, fn func(string, Record) bool) {
 	var all []kv
-	c.fileScan(bucket, prefix, false, 0, func(k string, r Record) bool {
+	c.FileScan(bucket, prefix, false, 0, func(k string, r Record) bool {
 		if _, over := ov[k]; !over {
 			all = append(all, kv{k, r})
 		}
 		return true
 	})
 	for k, o := range ov {
-		if o.op.Kind == OpPut { // ov holds only keys with prefix
-			all = append(all, kv{k, Record{Value: o.op.Value, Rev: o.index}})
+		if !o.Delete { // ov holds only keys with prefix
+			all = append(all, kv{k, Record{Value: o.Value, Rev: o.Index}})
 		}
 	}
 	slices.SortFunc(all, func(a, b kv) int {
@@ -182,7 +191,7 @@ func (c *coldStore) scanWithOverlay(bucket, prefix string, reverse bool, ov map[
 // from the first one (after last, when set) in key order (descending when
 // reverse), until visit returns false; it counts what it read towards
 // dropping pages. Values are valid only during visit.
-func (c *coldStore) walk(bucket string, prefix, last []byte, reverse bool, visit func(k, v []byte) bool) {
+func (c *Store) walk(bucket string, prefix, last []byte, reverse bool, visit func(k, v []byte) bool) {
 	var read uint64
 	_ = c.db.View(func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
@@ -201,7 +210,9 @@ func (c *coldStore) walk(bucket string, prefix, last []byte, reverse bool, visit
 	c.noteRead(read)
 }
 
-func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
+// FileScan is Scan of what the file holds, without the queued writes (a
+// snapshot's cold section, read while the FSM goes on writing).
+func (c *Store) FileScan(bucket, prefix string, reverse bool, skip int, fn func(string, Record) bool) {
 	p := []byte(prefix)
 	var last []byte // key of the last record passed over or handed out
 	pos := 0        // records walked: passed over or handed out
@@ -247,7 +258,7 @@ func (c *coldStore) fileScan(bucket, prefix string, reverse bool, skip int, fn f
 // position returns the key of the skip-th record of a scan, when a scan
 // of the same range kept it since the last op was queued; and the
 // generation to keep a position found now with.
-func (c *coldStore) position(bucket, prefix string, reverse bool, skip int) (gen uint64, key []byte, ok bool) {
+func (c *Store) position(bucket, prefix string, reverse bool, skip int) (gen uint64, key []byte, ok bool) {
 	c.cntMu.Lock()
 	defer c.cntMu.Unlock()
 	if skip == 0 {
@@ -260,7 +271,7 @@ func (c *coldStore) position(bucket, prefix string, reverse bool, skip int) (gen
 // keepPosition keeps key as the pos-th record of a scan of the range, if
 // no op was queued since gen: page N+1 of a history then starts where
 // page N ended instead of walking every row before it.
-func (c *coldStore) keepPosition(gen uint64, bucket, prefix string, reverse bool, pos int, key []byte) {
+func (c *Store) keepPosition(gen uint64, bucket, prefix string, reverse bool, pos int, key []byte) {
 	c.cntMu.Lock()
 	defer c.cntMu.Unlock()
 	if c.cntGen != gen {
@@ -335,7 +346,7 @@ func prefixEnd(prefix []byte) []byte {
 const faultAround = 16
 
 // noteRead counts bytes read, so large reads also make dropping pages due.
-func (c *coldStore) noteRead(n uint64) {
+func (c *Store) noteRead(n uint64) {
 	if n == 0 {
 		return
 	}
@@ -346,3 +357,9 @@ func (c *coldStore) noteRead(n uint64) {
 	}
 	c.mu.Unlock()
 }
+
+// Buckets lists the disk buckets, sorted.
+func (c *Store) Buckets() []string { return slices.Sorted(maps.Keys(c.names)) }
+
+// Path is the file's path.
+func (c *Store) Path() string { return c.path }

@@ -1,4 +1,4 @@
-package naming
+package switches
 
 import (
 	"errors"
@@ -12,28 +12,28 @@ import (
 
 // Switch entry names (SwitchEntry.java).
 const (
-	SwitchBatch                    = "batch"
-	SwitchDistroThreshold          = "distroThreshold"
-	SwitchClientBeatInterval       = "clientBeatInterval"
-	SwitchPushVersion              = "pushVersion"
-	SwitchPushCacheMillis          = "pushCacheMillis"
-	SwitchDefaultCacheMillis       = "defaultCacheMillis"
-	SwitchMasters                  = "masters"
-	SwitchDistro                   = "distro"
-	SwitchCheck                    = "check"
-	SwitchPushEnabled              = "pushEnabled"
-	SwitchServiceStatusSyncPeriod  = "serviceStatusSynchronizationPeriodMillis"
-	SwitchServerStatusSyncPeriod   = "serverStatusSynchronizationPeriodMillis"
-	SwitchHealthCheckTimes         = "healthCheckTimes"
-	SwitchDisableAddIP             = "disableAddIP"
-	SwitchSendBeatOnly             = "sendBeatOnly"
-	SwitchLimitedURLMap            = "limitedUrlMap"
-	SwitchEnableStandalone         = "enableStandalone"
-	SwitchOverriddenServerStatus   = "overriddenServerStatus"
-	SwitchDefaultInstanceEphemeral = "defaultInstanceEphemeral"
-	SwitchDistroServerExpiredMilli = "distroServerExpiredMillis"
-	SwitchLightBeatEnabled         = "lightBeatEnabled"
-	SwitchAutoChangeHealthCheck    = "autoChangeHealthCheckEnabled"
+	EntryBatch                    = "batch"
+	EntryDistroThreshold          = "distroThreshold"
+	EntryClientBeatInterval       = "clientBeatInterval"
+	EntryPushVersion              = "pushVersion"
+	EntryPushCacheMillis          = "pushCacheMillis"
+	EntryDefaultCacheMillis       = "defaultCacheMillis"
+	EntryMasters                  = "masters"
+	EntryDistro                   = "distro"
+	EntryCheck                    = "check"
+	EntryPushEnabled              = "pushEnabled"
+	EntryServiceStatusSyncPeriod  = "serviceStatusSynchronizationPeriodMillis"
+	EntryServerStatusSyncPeriod   = "serverStatusSynchronizationPeriodMillis"
+	EntryHealthCheckTimes         = "healthCheckTimes"
+	EntryDisableAddIP             = "disableAddIP"
+	EntrySendBeatOnly             = "sendBeatOnly"
+	EntryLimitedURLMap            = "limitedUrlMap"
+	EntryEnableStandalone         = "enableStandalone"
+	EntryOverriddenServerStatus   = "overriddenServerStatus"
+	EntryDefaultInstanceEphemeral = "defaultInstanceEphemeral"
+	EntryDistroServerExpiredMilli = "distroServerExpiredMillis"
+	EntryLightBeatEnabled         = "lightBeatEnabled"
+	EntryAutoChangeHealthCheck    = "autoChangeHealthCheckEnabled"
 )
 
 var swVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
@@ -45,11 +45,11 @@ var swVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+$`)
 // only when value is empty (to false); batch keeps the current
 // enableStandalone; pushVersion without ':' is Java 8's
 // ArrayIndexOutOfBoundsException (500 "caused: 1;").
-func (s *Switches) Apply(entry, value string) error {
+func (s *Domain) Apply(entry, value string) error {
 	switch entry {
-	case SwitchBatch:
+	case EntryBatch:
 		return s.applyBatch(value)
-	case SwitchPushVersion:
+	case EntryPushVersion:
 		return s.applyPushVersion(value)
 	}
 	if f := switchByEntry[entry]; f != nil {
@@ -58,7 +58,7 @@ func (s *Switches) Apply(entry, value string) error {
 	return nil
 }
 
-func (s *Switches) applyBatch(value string) error {
+func (s *Domain) applyBatch(value string) error {
 	dom, err := parseBatchSwitches(value)
 	if err != nil {
 		return err
@@ -78,7 +78,7 @@ func (s *Switches) applyBatch(value string) error {
 	return nil
 }
 
-func (s *Switches) applyPushVersion(value string) error {
+func (s *Domain) applyPushVersion(value string) error {
 	parts := compat.JavaSplit(value, ":")
 	if len(parts) < 2 {
 		// value.split(":")[1] on a shorter array (Java 8 message).
@@ -105,27 +105,27 @@ var pushVersionFields = map[string]string{"java": "pushJavaVersion", "python": "
 // The per-field updaters of switchFields.
 
 // updateBool is Boolean.parseBoolean(value).
-func updateBool(s *Switches, f *switchField, value string) error {
+func updateBool(s *Domain, f *switchField, value string) error {
 	*f.ptr(s).(*bool) = compat.JavaParseBoolean(value)
 	return nil
 }
 
 // updateCommonsBool is BooleanUtils.toBoolean(value).
-func updateCommonsBool(s *Switches, f *switchField, value string) error {
+func updateCommonsBool(s *Domain, f *switchField, value string) error {
 	*f.ptr(s).(*bool) = compat.CommonsToBoolean(value)
 	return nil
 }
 
 // updateLong is Long.parseLong(value), refused with msg below min (no
 // bound when msg is empty).
-func updateLong(min int64, msg string) func(*Switches, *switchField, string) error {
-	return func(s *Switches, f *switchField, value string) error {
+func updateLong(min int64, msg string) func(*Domain, *switchField, string) error {
+	return func(s *Domain, f *switchField, value string) error {
 		return swSetLong(f.ptr(s).(*int64), value, min, msg)
 	}
 }
 
 // updateInt is Integer.parseInt(value).
-func updateInt(s *Switches, f *switchField, value string) error {
+func updateInt(s *Domain, f *switchField, value string) error {
 	n, err := swParseInt(value, 32)
 	if err != nil {
 		return err
@@ -134,12 +134,12 @@ func updateInt(s *Switches, f *switchField, value string) error {
 	return nil
 }
 
-func updateMasters(s *Switches, f *switchField, value string) error {
+func updateMasters(s *Domain, f *switchField, value string) error {
 	*f.ptr(s).(*[]string) = compat.JavaSplit(value, ",")
 	return nil
 }
 
-func updateDistroThreshold(s *Switches, f *switchField, value string) error {
+func updateDistroThreshold(s *Domain, f *switchField, value string) error {
 	v, err := swParseFloat(value)
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func updateDistroThreshold(s *Switches, f *switchField, value string) error {
 	return nil
 }
 
-func updateLimitedURLMap(s *Switches, f *switchField, value string) error {
+func updateLimitedURLMap(s *Domain, f *switchField, value string) error {
 	if value == "" {
 		return nil
 	}
@@ -165,7 +165,7 @@ func updateLimitedURLMap(s *Switches, f *switchField, value string) error {
 
 // updateEnableStandalone: SwitchManager tests !isNotEmpty(value), so only
 // an empty value gets here, and Boolean.parseBoolean("") is false.
-func updateEnableStandalone(s *Switches, f *switchField, value string) error {
+func updateEnableStandalone(s *Domain, f *switchField, value string) error {
 	if value == "" {
 		*f.ptr(s).(*bool) = false
 	}
@@ -173,7 +173,7 @@ func updateEnableStandalone(s *Switches, f *switchField, value string) error {
 }
 
 // updateOverriddenServerStatus: "null" clears the override (to "").
-func updateOverriddenServerStatus(s *Switches, f *switchField, value string) error {
+func updateOverriddenServerStatus(s *Domain, f *switchField, value string) error {
 	v := value
 	if v == "null" {
 		v = ""

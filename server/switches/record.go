@@ -1,4 +1,4 @@
-package naming
+package switches
 
 import (
 	"encoding/json"
@@ -68,8 +68,8 @@ func swHealthIn(r swHealthRec) (HealthParams, error) {
 }
 
 // Marshal encodes the switches in nacosd's stored form (versioned JSON, not
-// the wire format); UnmarshalSwitches reads it back exactly.
-func (s Switches) Marshal() ([]byte, error) {
+// the wire format); Unmarshal reads it back exactly.
+func (s Domain) Marshal() ([]byte, error) {
 	rec := map[string]any{"v": switchesRecordVersion}
 	for i := range switchFields {
 		f := &switchFields[i]
@@ -107,18 +107,18 @@ func (s Switches) Marshal() ([]byte, error) {
 	return b, nil
 }
 
-// UnmarshalSwitches decodes the form written by Marshal. Members it does
+// Unmarshal decodes the form written by Marshal. Members it does
 // not hold keep their zero value.
-func UnmarshalSwitches(b []byte) (Switches, error) {
+func Unmarshal(b []byte) (Domain, error) {
 	var rec map[string]json.RawMessage
 	if err := json.Unmarshal(b, &rec); err != nil {
-		return Switches{}, fmt.Errorf("naming: unmarshal switches: %w", err)
+		return Domain{}, fmt.Errorf("naming: unmarshal switches: %w", err)
 	}
 	var version int
 	if err := json.Unmarshal(rec["v"], &version); err != nil || version != switchesRecordVersion {
-		return Switches{}, fmt.Errorf("naming: unmarshal switches: unknown version %s", rec["v"])
+		return Domain{}, fmt.Errorf("naming: unmarshal switches: unknown version %s", rec["v"])
 	}
-	var s Switches
+	var s Domain
 	for i := range switchFields {
 		f := &switchFields[i]
 		raw, ok := rec[f.name]
@@ -126,13 +126,13 @@ func UnmarshalSwitches(b []byte) (Switches, error) {
 			continue
 		}
 		if err := s.unmarshalField(f, raw); err != nil {
-			return Switches{}, fmt.Errorf("naming: unmarshal switches: %s: %w", f.name, err)
+			return Domain{}, fmt.Errorf("naming: unmarshal switches: %s: %w", f.name, err)
 		}
 	}
 	return s, nil
 }
 
-func (s *Switches) unmarshalField(f *switchField, raw json.RawMessage) error {
+func (s *Domain) unmarshalField(f *switchField, raw json.RawMessage) error {
 	isNull := string(raw) == "null"
 	switch p := f.ptr(s).(type) {
 	case *IntMap:

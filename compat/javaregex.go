@@ -1,14 +1,17 @@
-package naming
+package compat
 
 import (
 	"fmt"
 	"regexp"
 	"strings"
-
-	"github.com/nacosd/nacosd/compat"
 )
 
-// compileJavaRegex compiles a java.util.regex pattern that Java Nacos
+// Java regular expressions as Nacos 1.4.8 applies them to what clients
+// send (service name filters, the catalog's search): a translation to RE2
+// whose errors are Java's own PatternSyntaxException texts, which clients
+// read in 400 bodies.
+
+// CompileJavaRegex compiles a java.util.regex pattern that Java Nacos
 // matches with String.matches (a full match). The syntax errors Java
 // reports most often come out as its PatternSyntaxException messages
 // (an IllegalArgumentException: 400): unclosed group or character class,
@@ -16,14 +19,14 @@ import (
 // escape. Java escapes RE2 spells otherwise (\uhhhh, \e) are rewritten and
 // possessive quantifiers become greedy ones; what RE2 cannot express at
 // all (look-around, back references) is refused with Go's message.
-func compileJavaRegex(pattern string) (*regexp.Regexp, error) {
+func CompileJavaRegex(pattern string) (*regexp.Regexp, error) {
 	goPattern, err := javaRegexToRE2(pattern)
 	if err != nil {
 		return nil, err
 	}
 	re, err := regexp.Compile("^(?:" + goPattern + ")$")
 	if err != nil {
-		return nil, compat.IllegalArgument(err.Error())
+		return nil, IllegalArgument(err.Error())
 	}
 	return re, nil
 }
@@ -33,7 +36,7 @@ func patternError(desc string, index int, pattern string) error {
 	if index < len([]rune(pattern)) {
 		msg += "\n" + strings.Repeat(" ", index) + "^"
 	}
-	return compat.IllegalArgument(msg)
+	return IllegalArgument(msg)
 }
 
 // javaRegexToRE2 checks pattern against Java's syntax and returns its RE2

@@ -1,4 +1,4 @@
-package raftstore
+package boltio
 
 import (
 	"bufio"
@@ -11,7 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// dropMappedPages unmaps the resident pages of this process's shared
+// DropMappedPages unmaps the resident pages of this process's shared
 // read-only mappings of path (bolt's) with MADV_DONTNEED; they stay in the
 // page cache and fault back in when read. Without it every page bolt ever
 // read through its mapping (raft.db: every commit's path to the newest
@@ -22,7 +22,7 @@ import (
 // transactions, the only thing that remaps it: the range read from
 // /proc/self/maps is then the live mapping (advising a range bolt had
 // unmapped could zero memory reused by the heap).
-func dropMappedPages(path string) {
+func DropMappedPages(path string) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return

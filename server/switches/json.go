@@ -1,4 +1,4 @@
-package naming
+package switches
 
 import (
 	"math"
@@ -45,7 +45,7 @@ func appendNullableList(w *compat.JSON, l []string) {
 	w.StrList(l)
 }
 
-func (s *Switches) appendNullableStr(w *compat.JSON, v string, bit uint8) {
+func (s *Domain) appendNullableStr(w *compat.JSON, v string, bit uint8) {
 	if s.nulls&bit != 0 {
 		w.Null()
 		return
@@ -56,7 +56,7 @@ func (s *Switches) appendNullableStr(w *compat.JSON, v string, bit uint8) {
 // JSON is the body of GET /v1/ns/operator/switches: Spring's mapper writes
 // nulls, fields in declaration order, then the getter-only name and checksum
 // (naming-v1.md §9.1).
-func (s *Switches) JSON() []byte {
+func (s *Domain) JSON() []byte {
 	w := compat.NewJSON(1400)
 	w.BeginObject()
 	for i := range switchFields {
@@ -64,13 +64,13 @@ func (s *Switches) JSON() []byte {
 		w.Key(f.name)
 		s.appendField(w, f)
 	}
-	w.Key("name").Str(SwitchDomainName)
+	w.Key("name").Str(DomainName)
 	w.Key("checksum").Null()
 	w.EndObject()
 	return w.Bytes()
 }
 
-func (s *Switches) appendField(w *compat.JSON, f *switchField) {
+func (s *Domain) appendField(w *compat.JSON, f *switchField) {
 	switch p := f.ptr(s).(type) {
 	case *[]string:
 		appendNullableList(w, *p)

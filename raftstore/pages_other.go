@@ -1,6 +1,0 @@
-//go:build !linux
-
-package raftstore
-
-// dropMappedPages is a no-op off Linux.
-func dropMappedPages(string) {}
