@@ -15,7 +15,6 @@ require (
 	github.com/valyala/fasthttp v1.51.0
 	github.com/valyala/fastjson v1.6.10
 	go.etcd.io/bbolt v1.3.5
-	go.uber.org/goleak v1.3.0
 	golang.org/x/crypto v0.58.0
 	golang.org/x/sync v0.24.0
 	golang.org/x/sys v0.49.0

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"go.uber.org/goleak"
+	"github.com/nacosd/nacosd/internal/leakcheck"
 
 	"github.com/nacosd/nacosd/internal/testlog"
 )
@@ -26,7 +26,7 @@ func testConfig(t *testing.T) Config {
 // node (it used to go unnoticed: the serve error was written to a channel
 // nobody read) stops the whole node with that cause.
 func TestDeadListenerStopsTheNode(t *testing.T) {
-	defer goleak.VerifyNone(t, leakOptions(goleak.IgnoreCurrent())...)
+	defer leakcheck.VerifyNone(t, leakOptions(leakcheck.IgnoreCurrent())...)
 	s, err := New(testConfig(t))
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +53,7 @@ func TestDeadListenerStopsTheNode(t *testing.T) {
 // end of the context given to Start stops the node; either way nothing of
 // the node keeps running.
 func TestStartHonoursContext(t *testing.T) {
-	defer goleak.VerifyNone(t, leakOptions(goleak.IgnoreCurrent())...)
+	defer leakcheck.VerifyNone(t, leakOptions(leakcheck.IgnoreCurrent())...)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	s, err := New(testConfig(t))
@@ -90,8 +90,8 @@ func TestStartHonoursContext(t *testing.T) {
 // pool cleaner sleeps 10 s between checks of its stop channel, so it ends up
 // to 10 s after the server stopped; fasthttp's Date header updater is one
 // goroutine per process, started by the first server.
-func leakOptions(more ...goleak.Option) []goleak.Option {
+func leakOptions(more ...leakcheck.Option) []leakcheck.Option {
 	return append(more,
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
-		goleak.IgnoreAnyFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
+		leakcheck.IgnoreFunction("github.com/valyala/fasthttp.(*workerPool).Start.func2"),
+		leakcheck.IgnoreFunction("github.com/valyala/fasthttp.updateServerDate.func1"))
 }

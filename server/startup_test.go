@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nacosd/nacosd/internal/leakcheck"
 	"github.com/valyala/fasthttp"
-	"go.uber.org/goleak"
 
 	"github.com/nacosd/nacosd/distro"
 	"github.com/nacosd/nacosd/internal/clock"
@@ -24,7 +24,7 @@ import (
 // after the hand-over the API gets every new connection, and Close ends
 // the early connections too.
 func TestStartupResponder(t *testing.T) {
-	defer goleak.VerifyNone(t, leakOptions(goleak.IgnoreCurrent())...)
+	defer leakcheck.VerifyNone(t, leakOptions(leakcheck.IgnoreCurrent())...)
 	log := testlog.New(t)
 	cfg := testConfig(t)
 	cfg.ContextPath = "/nacos"

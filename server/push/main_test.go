@@ -3,9 +3,9 @@ package push
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/nacosd/nacosd/internal/leakcheck"
 )
 
 // TestMain fails the package if a test leaves a goroutine behind: Close
 // must end the ack reader, push rounds and retransmissions.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leakcheck.VerifyTestMain(m) }
