@@ -20,4 +20,14 @@ if found=$("$GO" list -deps -test ./... | grep -E "^$deps"); then
   echo "$found" | sort -u >&2
   bad=1
 fi
+# and in general: every direct requirement of go.mod is imported by a
+# non-test package of the root module (a module only tests import, such as
+# a leak checker, is a test-only dependency too)
+nontest=$("$GO" list -deps ./...)
+for m in $("$GO" list -m -f '{{if and (not .Indirect) (not .Main)}}{{.Path}}{{end}}' all); do
+  if ! grep -qE "^${m//./\\.}(/|$)" <<<"$nontest"; then
+    echo "no-test-deps: go.mod requires $m, which only tests import (move the tests to conformance/ or drop it)" >&2
+    bad=1
+  fi
+done
 exit "$bad"
