@@ -42,7 +42,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	nacosdBin = filepath.Join(dir, "nacosd")
-	build := exec.Command("go", "build", "-o", nacosdBin, "github.com/nacosd/nacosd/server/cmd/nacosd")
+	// built in the product module (the repository root), whose go.sum
+	// has the server's dependencies
+	build := exec.Command("go", "build", "-o", nacosdBin, "./server/cmd/nacosd")
+	build.Dir = filepath.Join("..", "..")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Println("build nacosd:", err)

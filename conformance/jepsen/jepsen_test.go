@@ -61,7 +61,10 @@ func TestJepsen(t *testing.T) {
 	}
 	cfg.Dir = out
 	cfg.Bin = filepath.Join(out, "nacosd")
-	build := exec.Command("go", "build", "-o", cfg.Bin, "github.com/nacosd/nacosd/server/cmd/nacosd")
+	// built in the product module (the repository root), whose go.sum
+	// has the server's dependencies
+	build := exec.Command("go", "build", "-o", cfg.Bin, "./server/cmd/nacosd")
+	build.Dir = filepath.Join("..", "..")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		t.Fatalf("build nacosd: %v", err)
