@@ -2,7 +2,9 @@ package jepsen
 
 import (
 	"fmt"
+	"github.com/nacosd/nacosd/distro"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -130,7 +132,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 				if listed {
 					row.LastSeen = max(row.LastSeen, t)
 				}
-				if t > b.last+int64(opt.Expiry) {
+				if t > b.last+expiryBound(tl, run.Nodes, bt, b.last, opt) {
 					row.Checked = true
 					if listed {
 						if staleFirst == nil {
@@ -203,4 +205,34 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 		r.Notes = append(r.Notes, fmt.Sprintf("%d stopped instance(s) had no sample later than %v after their last beat: expiry not verified for them", unverified, opt.Expiry))
 	}
 	return r, rows
+}
+
+// expiryBound is how long after its last beat a stopped instance may stay
+// listed: opt.Expiry, unless the service's Distro owner was paused or cut
+// off when the instance fell due (30 s after the last beat). Only the owner
+// expires instances and a paused or partitioned member stays its services'
+// owner (it is SUSPICIOUS, which Distro's mapping still counts, as Java's
+// does) until it is DOWN, so the others learn of the expiry once the owner
+// is back: until its return plus ConvergeBound (docs/cluster.md). A killed
+// owner is DOWN at once (its connections are refused), and the new owner
+// knows the beats: no allowance. The owner is found as Distro finds it:
+// the service's hash over the members' sorted addresses (127.0.0.21–23,
+// one port: the node order).
+func expiryBound(tl *timeline, n int, bt Beater, last int64, opt EphOptions) int64 {
+	bound := int64(opt.Expiry)
+	if n == 0 {
+		return bound
+	}
+	svc := bt.Service
+	if !strings.Contains(svc, "@@") {
+		svc = "DEFAULT_GROUP@@" + svc
+	}
+	owner := distro.Hash(svc) % n
+	due := last + int64(30*time.Second)
+	for _, s := range tl.iso[owner] {
+		if (s.kind == SitPaused || s.kind == SitPartitioned) && s.from <= due && due <= s.to {
+			bound = max(bound, s.to+int64(ConvergeBound)-last)
+		}
+	}
+	return bound
 }
