@@ -266,6 +266,7 @@ type Stats struct {
 	ChecksumMismatches, KeysFetched      atomic.Int64
 	KeysRemoved, DatumsReceived          atomic.Int64
 	DatumsRefused                        atomic.Int64 // lists a non-owner sent (OnDatums)
+	Refreshed                            atomic.Int64 // lists fetched after a proxied write (Refresh)
 	StatusSent, StatusReceived, Statuses atomic.Int64
 }
 

@@ -28,6 +28,7 @@ type Distro interface {
 	AllDatums() []byte
 	OnServiceStatus(body []byte, hasMember func(string) bool) (distro.StatusResult, error)
 	OnBeats(body []byte) error
+	Refresh(ctx context.Context, owner string, ref distro.ServiceRef) error
 }
 
 // Proxy sends a request to another member (DistroFilter's HttpClient.request)
@@ -275,7 +276,30 @@ func (g *gate) distroProxy(c *fiber.Ctx, target string) error {
 	if err != nil {
 		return c.Status(fiber.StatusInternalServerError).SendString(javaTransportError(err))
 	}
+	if status >= 200 && status <= 299 {
+		g.refreshAfterProxy(c, target)
+	}
 	return c.Status(status).Send(body)
+}
+
+// refreshAfterProxy takes the owner's list of the service a proxied write
+// changed before its answer is relayed, so that the client reads its own
+// write on this node (Distro.Refresh). Beats are left out: they change no
+// list a client reads back (a beat of an unknown instance makes the client
+// register it, and that register is refreshed). A failed fetch is only
+// logged: the owner took the write, and its sync follows.
+func (g *gate) refreshAfterProxy(c *fiber.Ctx, owner string) {
+	path := string(c.Request().URI().Path())
+	if strings.HasSuffix(path, "/beat") || strings.HasSuffix(path, "/clientBeat") {
+		return
+	}
+	p := ParamsOf(c)
+	svc, _ := groupedServiceName(p)
+	ref := distro.ServiceRef{NamespaceID: namespace(p), Service: svc}
+	if err := g.Distro.Distro.Refresh(c.UserContext(), owner, ref); err != nil {
+		g.Logger.Warn("distro: could not take the owner's list after a proxied write; this node shows it after the owner's sync",
+			"service", svc, "namespace", ref.NamespaceID, "owner", owner, "err", err)
+	}
 }
 
 // javaTransportError is e.toString() of the Java HTTP client's exception
