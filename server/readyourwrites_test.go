@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nacosd/nacosd/internal/testtier"
 	"github.com/nacosd/nacosd/server/servertest"
 )
 
@@ -19,9 +20,7 @@ import (
 // a cluster member they failed whenever another member owned their service
 // (the list arrived with the owner's sync, after SyncDelay and BatchDelay).
 func TestClusterReadsItsOwnProxiedEphemeralWrite(t *testing.T) {
-	if testing.Short() {
-		t.Skip("cluster test")
-	}
+	testtier.Require(t, testtier.Integration) // cluster test
 	nodes := servertest.StartCluster(t, servertest.ClusterConfigs(t, 3))
 	servertest.WaitMembersUp(t, nodes)
 	ua := map[string]string{"User-Agent": javaUA}
