@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: docker docker-check build run run-cluster test vet test-unit test-integration test-process test-browser fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
+.PHONY: test-root test-conformance-module docker docker-check build run run-cluster test vet test-unit test-integration test-process test-browser fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
 
 # The binary knows its build (`nacosd version`, the start-up log, metrics,
 # the console): the go command stamps the VCS revision unless -buildvcs=false
@@ -48,9 +48,15 @@ run-cluster: build
 CONFORMANCE := $(GO) -C conformance
 TIERED = $$($(1) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | awk '/internal\/testtier/ {print $$1}')
 test: vet
+	$(MAKE) -j3 --output-sync=target test-root test-conformance-module test-browser
+
+# make test's three parts, run side by side (many tests wait on timers and
+# sockets more than they compute)
+test-root:
 	$(GO) test -race -count=1 -timeout 30m -tags integration,process ./...
+
+test-conformance-module:
 	$(CONFORMANCE) test -race -count=1 -timeout 30m -tags integration,process ./...
-	$(MAKE) test-browser
 
 vet:
 	$(GO) vet ./...
