@@ -74,15 +74,14 @@ func push(c config) error {
 	onPush := func(p *remote.Payload, req remote.Requester) remote.Responder {
 		now := time.Now()
 		if p.Metadata.Type == remote.TypeNotifySubscriberRequest {
-			mu.Lock()
-			for port, t0 := range sent {
-				if bytes.Contains(p.Body, []byte(`"port":`+strconv.Itoa(port)+`,`)) {
+			if port, ok := pushedPort(p.Body); ok {
+				mu.Lock()
+				if t0, ok := sent[port]; ok {
 					lat = append(lat, now.Sub(t0))
 					arrived.Add(1)
-					break
 				}
+				mu.Unlock()
 			}
-			mu.Unlock()
 		}
 		id := ""
 		if req != nil {
@@ -105,17 +104,17 @@ func push(c config) error {
 	for r := 0; r < rounds; r++ {
 		port := 20000 + r
 		mu.Lock()
-		sent = map[int]time.Time{port: time.Now()}
+		sent[port] = time.Now()
 		mu.Unlock()
 		if err := check(pub.Do(ctx, &remote.InstanceRequest{NamingKey: key, Op: remote.RegisterInstance, HasOp: true, Instance: instance("10.9.9.9", port)})); err != nil {
 			return fmt.Errorf("publisher register: %w", err)
 		}
-		want := int64(len(subs)) * int64(r+1)
-		deadline := time.Now().Add(c.interval)
-		for arrived.Load() < want && time.Now().Before(deadline) {
-			time.Sleep(2 * time.Millisecond)
-		}
-		time.Sleep(time.Until(deadline))
+		time.Sleep(c.interval)
+	}
+	// late pushes still count: wait up to 10 s for them
+	want := int64(len(subs)) * int64(rounds)
+	for deadline := time.Now().Add(10 * time.Second); arrived.Load() < want && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
 	mu.Lock()
@@ -131,6 +130,30 @@ func push(c config) error {
 	fmt.Printf("op=push addr=%s subscribers=%d failed=%d rounds=%d delivered=%d/%d pushes/s=%.0f p50=%s p90=%s p99=%s max=%s rss=%dKiB\n",
 		c.addr, len(subs), failed, rounds, len(lat), expected, float64(len(lat))/elapsed.Seconds(), p(0.5), p(0.9), p(0.99), p(1), procRSS(c.pid))
 	return nil
+}
+
+// pushedPort reads the publisher's instance port from a
+// NotifySubscriberRequest body: the one host of ip 10.9.9.9.
+func pushedPort(body []byte) (int, bool) {
+	i := bytes.Index(body, []byte(`"10.9.9.9"`))
+	if i < 0 {
+		return 0, false
+	}
+	// the port is next to the ip in every server's JSON: look around it
+	lo, hi := max(0, i-200), min(len(body), i+200)
+	w := body[lo:hi]
+	j := bytes.Index(w, []byte(`"port":`))
+	if j < 0 {
+		return 0, false
+	}
+	n := 0
+	for _, b := range w[j+len(`"port":`):] {
+		if b < '0' || b > '9' {
+			break
+		}
+		n = n*10 + int(b-'0')
+	}
+	return n, n > 0
 }
 
 // dialMany opens n connections, c.workers at a time, runs after on each;
