@@ -100,6 +100,7 @@ func push(c config) error {
 	defer pub.Close()
 	time.Sleep(time.Second)
 	rounds := max(1, int(c.duration/c.interval))
+	cpu0 := procCPU(c.pid)
 	start := time.Now()
 	for r := 0; r < rounds; r++ {
 		port := 20000 + r
@@ -117,6 +118,7 @@ func push(c config) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	elapsed := time.Since(start)
+	cpu := procCPU(c.pid) - cpu0
 	mu.Lock()
 	defer mu.Unlock()
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
@@ -127,8 +129,12 @@ func push(c config) error {
 		return lat[min(len(lat)-1, int(q*float64(len(lat))))].Round(100 * time.Microsecond).String()
 	}
 	expected := len(subs) * rounds
-	fmt.Printf("op=push addr=%s subscribers=%d failed=%d rounds=%d delivered=%d/%d pushes/s=%.0f p50=%s p90=%s p99=%s max=%s rss=%dKiB\n",
-		c.addr, len(subs), failed, rounds, len(lat), expected, float64(len(lat))/elapsed.Seconds(), p(0.5), p(0.9), p(0.99), p(1), procRSS(c.pid))
+	cpuPer := "-"
+	if cpu > 0 && len(lat) > 0 {
+		cpuPer = fmt.Sprintf("%.0fµs", float64(cpu.Microseconds())/float64(len(lat)))
+	}
+	fmt.Printf("op=push addr=%s subscribers=%d failed=%d rounds=%d delivered=%d/%d pushes/s=%.0f p50=%s p90=%s p99=%s max=%s rss=%dKiB server-cpu=%.1fs server-cpu/push=%s\n",
+		c.addr, len(subs), failed, rounds, len(lat), expected, float64(len(lat))/elapsed.Seconds(), p(0.5), p(0.9), p(0.99), p(1), procRSS(c.pid), cpu.Seconds(), cpuPer)
 	return nil
 }
 
