@@ -10,6 +10,7 @@
 #          to a service (RSS with them)
 #
 # Environment: GRPCLOAD_SERVERS (default "java rnacos nacosd"),
+# GRPCLOAD_STEPS (default all: "query publish register connect push hold"),
 # GRPCLOAD_D (15s), GRPCLOAD_WARMUP (20s), GRPCLOAD_HOST (127.0.0.51: nacosd
 # and r-nacos bind it), GRPCLOAD_PORT (HTTP port base, 24000: nacosd
 # +0, r-nacos +20, Java +490; gRPC on HTTP+1000; Java's raft binds
@@ -24,6 +25,7 @@ warm=${GRPCLOAD_WARMUP:-20s}
 host=${GRPCLOAD_HOST:-127.0.0.51}
 base=${GRPCLOAD_PORT:-24000}
 out=${GRPCLOAD_OUT:-/tmp/grpcload-side.txt}
+steps=" ${GRPCLOAD_STEPS:-query publish register connect push hold} "
 log() { echo "side.sh: $*" >&2; }
 
 mkdir -p bin
@@ -93,8 +95,10 @@ echo "# $(date -u +%FT%TZ) $(nproc) CPU $(grep -m1 'model name' /proc/cpuinfo | 
 for name in $servers; do
   # the unary steps on one process (the JIT of one step warms the next),
   # push and hold each on a fresh one
-  start_server "$name"
-  for step in query publish register connect; do
+  unary=""
+  for step in query publish register connect; do [[ "$steps" == *" $step "* ]] && unary+=" $step"; done
+  [[ -z "$unary" ]] || start_server "$name"
+  for step in $unary; do
     la=$(cut -d' ' -f1 /proc/loadavg)
     r=$($load -addr "$grpc" -op $step -d "$d" -warmup "$warm" -pid "$pid" 2>&1 | tail -1)
     rss=$(awk '/VmRSS/ {printf "%.0f", $2/1024}' "/proc/$pid/status")
@@ -102,6 +106,7 @@ for name in $servers; do
   done
   stop_server
   for step in push hold; do
+    [[ "$steps" == *" $step "* ]] || continue
     start_server "$name"
     la=$(cut -d' ' -f1 /proc/loadavg)
     case $step in
