@@ -53,6 +53,7 @@ type config struct {
 	keys     int
 	size     int
 	token    string
+	tenant   string
 	pid      int
 	// subscribe: hold also subscribes each connection to a service
 	subscribe bool
@@ -72,6 +73,7 @@ func run(args []string) error {
 	fs.IntVar(&c.keys, "keys", 100, "configs (query, publish)")
 	fs.IntVar(&c.size, "size", 512, "content bytes (query, publish)")
 	fs.StringVar(&c.token, "token", "", "accessToken header (auth on)")
+	fs.StringVar(&c.tenant, "tenant", "", "config namespace (r-nacos refuses a config request without one)")
 	fs.IntVar(&c.pid, "pid", 0, "the server's process id: report its CPU time per operation (from /proc)")
 	fs.BoolVar(&c.subscribe, "subscribe", false, "hold: each connection also subscribes to a service")
 	fs.DurationVar(&c.interval, "interval", time.Second, "push: time between the publisher's changes")
@@ -205,7 +207,7 @@ func unary(c config) (result, error) {
 	}
 	content := strings.Repeat("x", c.size)
 	key := func(i int) remote.ConfigKey {
-		return remote.ConfigKey{DataID: "load-" + strconv.Itoa(i%c.keys), Group: "LOAD", HasDataID: true, HasGroup: true}
+		return remote.ConfigKey{DataID: "load-" + strconv.Itoa(i%c.keys), Group: "LOAD", Tenant: c.tenant, HasDataID: true, HasGroup: true}
 	}
 	for i := 0; i < c.keys; i++ {
 		if err := check(clients[0].Do(ctx, &remote.ConfigPublishRequest{ConfigKey: key(i), Content: content})); err != nil {
@@ -294,7 +296,7 @@ func hold(c config) error {
 			i = i*31 + int(b)
 		}
 		i = (i%c.keys + c.keys) % c.keys
-		k := remote.ConfigListenContext{DataID: "hold-" + strconv.Itoa(i), Group: "LOAD"}
+		k := remote.ConfigListenContext{DataID: "hold-" + strconv.Itoa(i), Group: "LOAD", Tenant: c.tenant}
 		if err := check(cl.Do(ctx, &remote.ConfigBatchListenRequest{Listen: true, Contexts: []remote.ConfigListenContext{k}})); err != nil {
 			return err
 		}
