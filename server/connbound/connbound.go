@@ -140,7 +140,13 @@ type Manager struct {
 	mu    sync.Mutex
 	conns map[string]map[svcKey][]*held // connection id → service → instances
 	gone  map[string]time.Time          // connections dropped (a late write must not revive them)
-	tasks *clock.Schedules
+	// goneOrder is gone's ids in the order they were dropped, so Drop
+	// forgets the expired ones from the front instead of scanning gone
+	// (which holds every connection of the last goneFor: a scan per drop
+	// made connection churn quadratic)
+	goneOrder []goneEntry
+	goneHead  int // goneOrder[:goneHead] are forgotten already
+	tasks     *clock.Schedules
 	// closed: the node shuts down; the instances it holds are left to
 	// their owners' expiry while their clients move to other members
 	closed bool
@@ -260,6 +266,27 @@ func (m *Manager) Remove(ctx context.Context, connID, ns, svc string) error {
 // goneFor is how long a dropped connection's id is remembered.
 const goneFor = 2 * time.Minute
 
+type goneEntry struct {
+	id string
+	at time.Time
+}
+
+// forgetGoneLocked forgets the connections dropped more than goneFor
+// before now (m.mu held).
+func (m *Manager) forgetGoneLocked(now time.Time) {
+	for ; m.goneHead < len(m.goneOrder) && now.Sub(m.goneOrder[m.goneHead].at) > goneFor; m.goneHead++ {
+		e := m.goneOrder[m.goneHead]
+		if at, ok := m.gone[e.id]; ok && at.Equal(e.at) { // not dropped again since
+			delete(m.gone, e.id)
+		}
+		m.goneOrder[m.goneHead] = goneEntry{}
+	}
+	if m.goneHead > len(m.goneOrder)/2 { // compact: amortised O(1) per drop
+		m.goneOrder = append(m.goneOrder[:0], m.goneOrder[m.goneHead:]...)
+		m.goneHead = 0
+	}
+}
+
 // Drop deregisters everything a connection held (it closed or was
 // ejected) DropGrace later; it does not wait. Beats stop at once. An owner
 // that cannot be reached expires the instances (their beats stopped).
@@ -269,11 +296,8 @@ func (m *Manager) Drop(connID string) {
 	svcs := m.conns[connID]
 	delete(m.conns, connID)
 	m.gone[connID] = now
-	for id, at := range m.gone {
-		if now.Sub(at) > goneFor {
-			delete(m.gone, id)
-		}
-	}
+	m.goneOrder = append(m.goneOrder, goneEntry{connID, now})
+	m.forgetGoneLocked(now)
 	closed := m.closed
 	m.mu.Unlock()
 	if len(svcs) == 0 || closed {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -147,5 +148,40 @@ func TestDropAfterGrace(t *testing.T) {
 	clk.Advance(10 * time.Second)
 	if got := w.take(); got != "" {
 		t.Fatalf("after close: %q", got)
+	}
+}
+
+// TestDroppedIDsForgottenInOrder: a dropped connection's id refuses writes
+// for goneFor, then is forgotten; one dropped again later is remembered
+// from its last drop; thousands of drops keep only the recent ids.
+func TestDroppedIDsForgottenInOrder(t *testing.T) {
+	m, _, clk := newTest(t)
+	ctx := context.Background()
+	set := func(id string) error {
+		return m.Set(ctx, id, "public", "G@@a", []naming.Instance{inst("10.0.0.1", 1)})
+	}
+	m.Drop("a")
+	m.Drop("b")
+	clk.Advance(time.Minute)
+	m.Drop("b") // again: remembered from now
+	clk.Advance(goneFor)
+	m.Drop("c")
+	if err := set("a"); err != nil {
+		t.Fatalf("a, dropped more than goneFor ago: %v", err)
+	}
+	for _, id := range []string{"b", "c"} {
+		if err := set(id); !errors.Is(err, ErrDisconnected) {
+			t.Fatalf("%s, dropped within goneFor: %v", id, err)
+		}
+	}
+	for i := 0; i < 5000; i++ {
+		m.Drop("x" + strconv.Itoa(i))
+		clk.Advance(100 * time.Millisecond)
+	}
+	m.mu.Lock()
+	gone, queued := len(m.gone), len(m.goneOrder)-m.goneHead
+	m.mu.Unlock()
+	if want := int(goneFor/(100*time.Millisecond)) + 1; gone > want || queued > want+2 {
+		t.Fatalf("after 5000 drops 100 ms apart: %d ids remembered, %d queued; want at most %d", gone, queued, want)
 	}
 }

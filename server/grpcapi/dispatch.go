@@ -131,7 +131,7 @@ func (s *Server) unaryHandler(_ any, ctx context.Context, dec func(any) error, _
 	if err := dec(p); err != nil {
 		return nil, err
 	}
-	return s.Dispatch(ctx, connOf(ctx).id, p), nil
+	return s.Dispatch(ctx, s.connOf(ctx).id, p), nil
 }
 
 // Dispatch answers one unary Payload of connection connID, in the order of

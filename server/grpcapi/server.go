@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -22,7 +23,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/stats"
 
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/clock"
@@ -91,15 +91,9 @@ type Server struct {
 	ln     net.Listener
 
 	forwarded  atomic.Int64 // CP requests sent to the raft leader
-	transports sync.Map     // remote address → *transport
+	transports sync.Map     // remote address (net.Addr) → *connInfo
 	closed     atomic.Bool
 	serveErr   chan error
-}
-
-// transport is one accepted TCP connection (Java: one connection id).
-type transport struct {
-	id   string
-	conn net.Conn
 }
 
 // New builds the server; Handle adds routes before Serve.
@@ -111,14 +105,17 @@ func New(cfg Config) (*Server, error) {
 	s.srv = grpc.NewServer(
 		grpc.ForceServerCodec(remote.Codec{}),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgSize),
-		grpc.StatsHandler(&connTagger{s: s}),
 		grpc.KeepaliveParams(keepalive.ServerParameters{Time: cfg.KeepAliveTime, Timeout: cfg.KeepAliveTimeout}),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: cfg.PermitKeepAliveTime, PermitWithoutStream: true}),
-		// thousands of mostly idle clients: a small read buffer each (none
-		// at all cost two syscalls per frame: +15 % CPU per connection
-		// setup for 0.5 KiB less per connection) and write buffers from a
-		// shared pool, held only while writing
-		grpc.ReadBufferSize(4<<10), grpc.WriteBufferSize(32<<10), // write buffers are shared by default (grpc-go 1.85)
+		// thousands of mostly idle clients: a small read buffer each (1 KiB:
+		// a frame header and a small request; larger frames are read past
+		// it; none at all costs two syscalls per frame) and write buffers
+		// from a shared pool, held only while writing
+		grpc.ReadBufferSize(1<<10), grpc.WriteBufferSize(32<<10), // write buffers are shared by default (grpc-go 1.85)
+		// unary calls run on a few long-lived goroutines instead of a new
+		// one each (whose stack grows on every call: ~30 % of a config
+		// query's server CPU)
+		grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0))),
 	)
 	s.srv.RegisterService(&grpc.ServiceDesc{
 		ServiceName: "Request",
@@ -165,9 +162,15 @@ func (s *Server) Close() {
 	s.srv.Stop()
 }
 
-// trackListener remembers each accepted connection by its remote address,
-// so the server can close a transport (GrpcConnection.close closes the
-// channel) and name it.
+// trackListener names each accepted connection as Java's
+// AddressTransportFilter does ("<ms>_<remoteIp>_<remotePort>") and
+// remembers it by its remote address, which grpc-go puts into every call's
+// peer: handlers find their connection with one map lookup, and the server
+// can close a transport (GrpcConnection.close closes the channel). When
+// the transport ends (grpc-go closes the socket) its connection is
+// unregistered. This replaces a grpc stats handler, whose per-call events
+// (begin, payloads, end, with their clock reads and allocations) cost more
+// than the request's own work.
 type trackListener struct {
 	net.Listener
 	s *Server
@@ -178,83 +181,68 @@ func (l *trackListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.s.transports.Store(c.RemoteAddr().String(), &transport{conn: c})
-	return &trackedConn{Conn: c, s: l.s}, nil
+	ra := c.RemoteAddr()
+	ci := &connInfo{remoteAddr: ra.String(), conn: c}
+	if a, ok := ra.(*net.TCPAddr); ok {
+		ci.remoteIP, ci.remotePort = a.IP.String(), a.Port
+		if v4 := a.IP.To4(); v4 != nil {
+			ci.remoteIP = v4.String()
+		}
+	}
+	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		ci.localPort = a.Port
+	}
+	ci.id = strconv.FormatInt(l.s.cfg.Clock.Now().UnixMilli(), 10) + "_" + ci.remoteIP + "_" + strconv.Itoa(ci.remotePort)
+	l.s.transports.Store(ra, ci)
+	return &trackedConn{Conn: c, s: l.s, ra: ra, ci: ci}, nil
 }
 
 type trackedConn struct {
 	net.Conn
 	s    *Server
+	ra   net.Addr // the key in Server.transports: the same value every call
+	ci   *connInfo
 	once sync.Once
 }
 
+// RemoteAddr is the address the connection is known by.
+func (c *trackedConn) RemoteAddr() net.Addr { return c.ra }
+
 func (c *trackedConn) Close() error {
-	c.once.Do(func() { c.s.transports.Delete(c.RemoteAddr().String()) })
-	return c.Conn.Close()
+	err := c.Conn.Close()
+	c.once.Do(func() {
+		c.s.transports.Delete(c.ra)
+		c.s.conns.Unregister(c.ci.id)
+	})
+	return err
 }
 
-// connTagger names transports as Java's AddressTransportFilter does
-// ("<ms>_<remoteIp>_<remotePort>") and unregisters a transport's
-// connection when it ends.
-type connTagger struct{ s *Server }
-
-type connKey struct{}
-
-// connInfo is what a call's context knows about its transport.
+// connInfo is what a call knows about its transport.
 type connInfo struct {
 	id         string
 	remoteIP   string
 	remotePort int
 	localPort  int
 	remoteAddr string
+	conn       net.Conn
 }
 
-func (t *connTagger) TagConn(ctx context.Context, info *stats.ConnTagInfo) context.Context {
-	ci := &connInfo{remoteAddr: info.RemoteAddr.String()}
-	if a, ok := info.RemoteAddr.(*net.TCPAddr); ok {
-		ci.remoteIP, ci.remotePort = a.IP.String(), a.Port
-		if v4 := a.IP.To4(); v4 != nil {
-			ci.remoteIP = v4.String()
-		}
+// connOf is the transport of a call (from its peer address).
+func (s *Server) connOf(ctx context.Context) *connInfo {
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return &connInfo{}
 	}
-	if a, ok := info.LocalAddr.(*net.TCPAddr); ok {
-		ci.localPort = a.Port
+	if ci, ok := s.transports.Load(p.Addr); ok {
+		return ci.(*connInfo)
 	}
-	ci.id = strconv.FormatInt(t.s.cfg.Clock.Now().UnixMilli(), 10) + "_" + ci.remoteIP + "_" + strconv.Itoa(ci.remotePort)
-	if tr, ok := t.s.transports.Load(ci.remoteAddr); ok {
-		tr.(*transport).id = ci.id
-	}
-	return context.WithValue(ctx, connKey{}, ci)
-}
-
-func (t *connTagger) HandleConn(ctx context.Context, st stats.ConnStats) {
-	if _, ok := st.(*stats.ConnEnd); !ok {
-		return
-	}
-	if ci, ok := ctx.Value(connKey{}).(*connInfo); ok {
-		t.s.conns.Unregister(ci.id)
-	}
-}
-
-func (t *connTagger) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (t *connTagger) HandleRPC(context.Context, stats.RPCStats)                       {}
-
-func connOf(ctx context.Context) *connInfo {
-	if ci, ok := ctx.Value(connKey{}).(*connInfo); ok {
-		return ci
-	}
-	// without the stats handler (never in practice): a name from the peer
-	ci := &connInfo{}
-	if p, ok := peer.FromContext(ctx); ok {
-		ci.remoteAddr = p.Addr.String()
-		ci.id = ci.remoteAddr
-	}
-	return ci
+	// a transport this listener did not accept (never in practice)
+	return &connInfo{remoteAddr: p.Addr.String(), id: p.Addr.String()}
 }
 
 // closeTransport closes the TCP connection of a transport.
-func (s *Server) closeTransport(remoteAddr string) {
-	if tr, ok := s.transports.Load(remoteAddr); ok {
-		tr.(*transport).conn.Close()
+func (ci *connInfo) closeTransport() {
+	if ci.conn != nil {
+		ci.conn.Close()
 	}
 }

@@ -26,7 +26,7 @@ func (b *biStream) Send(p *remote.Payload) error { return b.ss.SendMsg(p) }
 // Close ends the connection as GrpcConnection.close does: the stream and
 // its TCP connection. The stream's handler then returns.
 func (b *biStream) Close() {
-	b.once.Do(func() { b.s.closeTransport(b.ci.remoteAddr) })
+	b.once.Do(b.ci.closeTransport)
 }
 
 // streamHandler is GrpcBiStreamRequestAcceptor: the first
@@ -38,7 +38,7 @@ func (b *biStream) Close() {
 // ejection; a client that ends its stream but keeps its channel open gets
 // nothing pushed in either case).
 func (s *Server) streamHandler(_ any, ss grpc.ServerStream) error {
-	ci := connOf(ss.Context())
+	ci := s.connOf(ss.Context())
 	bs := &biStream{s: s, ss: ss, ci: ci}
 	registered := false
 	defer func() {

@@ -38,10 +38,7 @@ func newRules() *rules {
 		}
 	}
 	// Java: weight > 10000.0 || weight < 0.0 is rejected, so NaN passes.
-	must("nacos_weight", func(fl validator.FieldLevel) bool {
-		w := fl.Field().Float()
-		return math.IsNaN(w) || (w >= 0 && w <= 10000)
-	})
+	must("nacos_weight", func(fl validator.FieldLevel) bool { return weightOK(fl.Field().Float()) })
 	must("nacos_cluster", func(fl validator.FieldLevel) bool { return clusterNameOK(fl.Field().String()) })
 	must("nacos_service", func(fl validator.FieldLevel) bool { return serviceNameOK(fl.Field().String()) })
 	return &rules{v: v}
@@ -69,13 +66,33 @@ func (r *rules) check(s any) error {
 	return compat.ServerError(fe.Error())
 }
 
+// Java: weight > 10000.0 || weight < 0.0 is rejected, so NaN passes.
+func weightOK(w float64) bool { return math.IsNaN(w) || (w >= 0 && w <= 10000) }
+
+// The checks below run the rules' predicates first: valid input (every
+// request of a working client, e.g. each 2.x registration) skips the
+// validator's reflection, which only shapes the error of invalid input.
+
 // serviceName is Service.validate's name check.
-func (r *rules) serviceName(grouped string) error { return r.check(serviceRules{Name: grouped}) }
+func (r *rules) serviceName(grouped string) error {
+	if serviceNameOK(grouped) {
+		return nil
+	}
+	return r.check(serviceRules{Name: grouped})
+}
 
 // clusterName is Cluster's constructor check.
-func (r *rules) clusterName(name string) error { return r.check(clusterRules{Name: name}) }
+func (r *rules) clusterName(name string) error {
+	if clusterNameOK(name) {
+		return nil
+	}
+	return r.check(clusterRules{Name: name})
+}
 
 // instance is Instance.validate plus the cluster name check.
 func (r *rules) instance(in *Instance) error {
+	if weightOK(in.Weight) && clusterNameOK(in.ClusterName) {
+		return nil
+	}
 	return r.check(instanceRules{Weight: in.Weight, ClusterName: in.ClusterName})
 }

@@ -6,8 +6,12 @@
 //	publish  ConfigPublishRequest (a new content each time)
 //	connect  whole connection setups: ServerCheckRequest, the bi-stream,
 //	         ConnectionSetupRequest, SetupAckRequest, then close
-//	hold     -conns connections, each listening to a config, held for -d;
-//	         prints the server's RSS (-pid) with them
+//	register InstanceRequest registerInstance (a new port each time)
+//	hold     -conns connections, each listening to a config (and with
+//	         -subscribe subscribed to a service), held for -d; prints the
+//	         server's RSS (-pid) with them
+//	push     -conns subscribers of one service; a publisher changes it
+//	         every -interval for -d; prints the push delivery latency
 //
 //	nacosd-grpcload -addr 127.0.0.1:9848 -op query -conns 8 -c 64 -d 20s
 //
@@ -49,14 +53,19 @@ type config struct {
 	keys     int
 	size     int
 	token    string
+	tenant   string
 	pid      int
+	// subscribe: hold also subscribes each connection to a service
+	subscribe bool
+	// interval between the publisher's changes (push)
+	interval time.Duration
 }
 
 func run(args []string) error {
 	var c config
 	fs := flag.NewFlagSet("nacosd-grpcload", flag.ContinueOnError)
 	fs.StringVar(&c.addr, "addr", "127.0.0.1:9848", "the server's gRPC address (HTTP port + 1000)")
-	fs.StringVar(&c.op, "op", "query", "query, publish or connect")
+	fs.StringVar(&c.op, "op", "query", "query, publish, register, connect, hold or push")
 	fs.IntVar(&c.conns, "conns", 8, "client connections (query, publish)")
 	fs.IntVar(&c.workers, "c", 64, "concurrent requests")
 	fs.DurationVar(&c.duration, "d", 20*time.Second, "measured duration")
@@ -64,7 +73,10 @@ func run(args []string) error {
 	fs.IntVar(&c.keys, "keys", 100, "configs (query, publish)")
 	fs.IntVar(&c.size, "size", 512, "content bytes (query, publish)")
 	fs.StringVar(&c.token, "token", "", "accessToken header (auth on)")
+	fs.StringVar(&c.tenant, "tenant", "", "config namespace (r-nacos refuses a config request without one)")
 	fs.IntVar(&c.pid, "pid", 0, "the server's process id: report its CPU time per operation (from /proc)")
+	fs.BoolVar(&c.subscribe, "subscribe", false, "hold: each connection also subscribes to a service")
+	fs.DurationVar(&c.interval, "interval", time.Second, "push: time between the publisher's changes")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -75,8 +87,12 @@ func run(args []string) error {
 		r, err = unary(c)
 	case "connect":
 		r, err = connect(c)
+	case "register":
+		r, err = register(c)
 	case "hold":
 		return hold(c)
+	case "push":
+		return push(c)
 	default:
 		return fmt.Errorf("unknown -op %q", c.op)
 	}
@@ -191,7 +207,7 @@ func unary(c config) (result, error) {
 	}
 	content := strings.Repeat("x", c.size)
 	key := func(i int) remote.ConfigKey {
-		return remote.ConfigKey{DataID: "load-" + strconv.Itoa(i%c.keys), Group: "LOAD", HasDataID: true, HasGroup: true}
+		return remote.ConfigKey{DataID: "load-" + strconv.Itoa(i%c.keys), Group: "LOAD", Tenant: c.tenant, HasDataID: true, HasGroup: true}
 	}
 	for i := 0; i < c.keys; i++ {
 		if err := check(clients[0].Do(ctx, &remote.ConfigPublishRequest{ConfigKey: key(i), Content: content})); err != nil {
@@ -266,47 +282,35 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(ut+st) * 10 * time.Millisecond
 }
 
-// hold opens c.conns connections that each listen to one config (of c.keys)
-// and reports the server's RSS before and with them.
+// hold opens c.conns connections that each listen to one config (of
+// c.keys) and, with -subscribe, subscribe to one service (of c.keys); it
+// reports the server's RSS before and with them.
 func hold(c config) error {
-	ctx := context.Background()
 	before := procRSS(c.pid)
-	clients := make([]*remoteclient.Client, 0, c.conns)
-	defer func() {
-		for _, cl := range clients {
-			cl.Close()
-		}
-	}()
 	start := time.Now()
-	lane := make(chan struct{}, c.workers)
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var failed atomic.Int64
-	for i := 0; i < c.conns; i++ {
-		wg.Add(1)
-		lane <- struct{}{}
-		go func() {
-			defer func() { <-lane; wg.Done() }()
-			cl, err := remoteclient.Dial(ctx, c.addr, remoteclient.Options{Headers: headers(c)})
-			if err != nil {
-				failed.Add(1)
-				return
-			}
-			k := remote.ConfigListenContext{DataID: "hold-" + strconv.Itoa(i%c.keys), Group: "LOAD"}
-			if err := check(cl.Do(ctx, &remote.ConfigBatchListenRequest{Listen: true, Contexts: []remote.ConfigListenContext{k}})); err != nil {
-				failed.Add(1)
-			}
-			mu.Lock()
-			clients = append(clients, cl)
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	clients, failed := dialMany(c, c.conns, func(cl *remoteclient.Client) error {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		i := len(cl.ConnID) // any spread over the keys
+		for _, b := range []byte(cl.ConnID) {
+			i = i*31 + int(b)
+		}
+		i = (i%c.keys + c.keys) % c.keys
+		k := remote.ConfigListenContext{DataID: "hold-" + strconv.Itoa(i), Group: "LOAD", Tenant: c.tenant}
+		if err := check(cl.Do(ctx, &remote.ConfigBatchListenRequest{Listen: true, Contexts: []remote.ConfigListenContext{k}})); err != nil {
+			return err
+		}
+		if !c.subscribe {
+			return nil
+		}
+		return check(cl.Do(ctx, &remote.SubscribeServiceRequest{NamingKey: serviceKey("hold-svc-" + strconv.Itoa(i)), Subscribe: true}))
+	}, nil)
+	defer closeAll(clients)
 	setup := time.Since(start)
 	time.Sleep(c.duration)
 	with := procRSS(c.pid)
-	fmt.Printf("op=hold addr=%s conns=%d failed=%d setup=%s rss-before=%dKiB rss-with=%dKiB per-conn=%.1fKiB\n", c.addr, len(clients),
-		failed.Load(), setup.Round(time.Millisecond), before, with, float64(with-before)/float64(max(1, len(clients))))
+	fmt.Printf("op=hold addr=%s conns=%d subscribe=%t failed=%d setup=%s rss-before=%dKiB rss-with=%dKiB per-conn=%.1fKiB\n", c.addr, len(clients), c.subscribe,
+		failed, setup.Round(time.Millisecond), before, with, float64(with-before)/float64(max(1, len(clients))))
 	return nil
 }
 
