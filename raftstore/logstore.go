@@ -23,7 +23,8 @@ type logStore struct {
 	// wmu serialises the writes (bolt remaps its file only in a write
 	// transaction) with dropPages.
 	wmu     sync.Mutex
-	written int // log bytes stored since the last dropPages (under wmu)
+	written int  // log bytes stored since the last dropPages (under wmu)
+	closed  bool // the store is closing (under wmu): stable writes are dropped
 
 	mu      sync.Mutex
 	failErr error     // last failed write; nil after a successful one
@@ -81,6 +82,10 @@ func (l *logStore) StoreLogs(logs []*raft.Log) error {
 // Set implements raft.StableStore and records the outcome.
 func (l *logStore) Set(k, v []byte) error {
 	l.wmu.Lock()
+	if l.closed {
+		l.wmu.Unlock()
+		return nil // see closeWrites
+	}
 	err := l.BoltStore.Set(k, v)
 	l.wmu.Unlock()
 	l.record(err)
@@ -90,10 +95,29 @@ func (l *logStore) Set(k, v []byte) error {
 // SetUint64 implements raft.StableStore and records the outcome.
 func (l *logStore) SetUint64(k []byte, v uint64) error {
 	l.wmu.Lock()
+	if l.closed {
+		l.wmu.Unlock()
+		return nil // see closeWrites
+	}
 	err := l.BoltStore.SetUint64(k, v)
 	l.wmu.Unlock()
 	l.record(err)
 	return err
+}
+
+// closeWrites makes the stable store drop writes from now on, before the
+// bolt file closes. raft runs a heartbeat on the transport's connection
+// goroutine, which its Shutdown does not wait for: one that arrived as the
+// node stopped saved the leader's newer term after the file had closed, and
+// raft panics when it cannot save a term ("failed to save current term:
+// database not open"). The node has stopped by then: the term it learned
+// from a heartbeat is learned again from the next one after its restart
+// (no vote is lost: a vote is persisted on raft's main goroutine, which
+// has ended).
+func (l *logStore) closeWrites() {
+	l.wmu.Lock()
+	l.closed = true
+	l.wmu.Unlock()
 }
 
 // logDropAfter is how many bytes of log entries make dropping raft.db's

@@ -393,6 +393,9 @@ func (s *Store) shutdown() {
 		if s.compactor != nil {
 			<-s.compactor.done // its Snapshot ended with raft's shutdown
 		}
+		if s.logs != nil {
+			s.logs.closeWrites()
+		}
 		if s.bolt != nil {
 			if err := s.bolt.Close(); err != nil {
 				errs = append(errs, fmt.Errorf("raftstore: close log store: %w", err))

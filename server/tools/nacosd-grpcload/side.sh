@@ -30,7 +30,7 @@ log() { echo "side.sh: $*" >&2; }
 
 mkdir -p bin
 CGO_ENABLED=0 $GO build -o bin/nacosd ./server/cmd/nacosd
-$GO build -o bin/nacosd-grpcload ./server/cmd/nacosd-grpcload
+$GO build -o bin/nacosd-grpcload ./server/tools/nacosd-grpcload
 load=bin/nacosd-grpcload
 java_home=""
 if [[ " $servers " == *" java "* ]]; then
