@@ -91,7 +91,7 @@ func Run(ctx context.Context, o Options) (*Summary, error) {
 	if err := r.connect(ctx); err != nil {
 		return r.sum, err
 	}
-	for _, phase := range []func(context.Context) error{r.namespaces, r.configs, r.users, r.roles, r.permissions, r.naming} {
+	for _, phase := range []func(context.Context) error{r.namespaces, r.configs, r.users, r.roles, r.permissions, r.naming, r.ownUser} {
 		if err := phase(ctx); err != nil {
 			return r.sum, err
 		}
@@ -106,6 +106,7 @@ type run struct {
 
 	java   *client // nil without -from
 	to     *client
+	own    *user  // the source's record of the user this run logs in as (ownUser)
 	tables tables // nil: configs and users over the REST API
 	viaSQL bool   // tables is MySQL
 }
@@ -356,18 +357,38 @@ func (r *run) users(ctx context.Context) error {
 			r.sum.skip(KindUsers, u.Username, "the source does not show its password hash (nacosd never does): create the user on nacosd by hand")
 			continue
 		}
-		var res struct {
-			Outcome string `json:"outcome"`
-		}
-		q := url.Values{}
-		if r.o.DryRun {
-			q.Set("dryRun", "true")
-		}
-		if err := r.to.postJSON(ctx, "/v1/nacosd/migrate/user", q, map[string]string{"username": u.Username, "password": u.Password}, &res); err != nil {
-			r.sum.skip(KindUsers, u.Username, err.Error())
+		if u.Username == r.to.user && r.to.user != "" {
+			own := u
+			r.own = &own // last (ownUser)
 			continue
 		}
-		r.sum.add(KindUsers, res.Outcome)
+		r.importUser(ctx, u)
+	}
+	return nil
+}
+
+// importUser imports one user (its bcrypt hash) into nacosd.
+func (r *run) importUser(ctx context.Context, u user) {
+	var res struct {
+		Outcome string `json:"outcome"`
+	}
+	q := url.Values{}
+	if r.o.DryRun {
+		q.Set("dryRun", "true")
+	}
+	if err := r.to.postJSON(ctx, "/v1/nacosd/migrate/user", q, map[string]string{"username": u.Username, "password": u.Password}, &res); err != nil {
+		r.sum.skip(KindUsers, u.Username, err.Error())
+		return
+	}
+	r.sum.add(KindUsers, res.Outcome)
+}
+
+// ownUser imports, last, the user this run logs in to nacosd as: taking
+// the source's password ends that user's tokens on nacosd (a password
+// change does, docs/security.md), this run's own included.
+func (r *run) ownUser(ctx context.Context) error {
+	if r.own != nil {
+		r.importUser(ctx, *r.own)
 	}
 	return nil
 }
