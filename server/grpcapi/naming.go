@@ -459,7 +459,7 @@ func (h *namingHandlers) info(k remote.NamingKey, sel serviceinfo.Selection) *re
 		v, found = h.d.Reader.View(k.Namespace, k.GroupName+"@@"+k.ServiceName)
 	}
 	sel.Name, sel.Group, sel.HasName, sel.HasGroup = k.ServiceName, k.GroupName, k.HasService, k.HasGroup
-	return serviceinfo.Render(v, found, sel, h.d.Reader.Switches().DefaultPushCacheMillis, h.d.Clock.Now().UnixMilli())
+	return serviceinfo.Render(v, found, sel, h.d.Reader.Switches().DefaultPushCacheMillis, h.n.refTime())
 }
 
 // subscribe is SubscribeServiceRequestHandler: the service's instances

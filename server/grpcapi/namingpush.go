@@ -57,6 +57,7 @@ type NamingNotifier struct {
 	timers  map[svcID]bool
 
 	pushes, failures atomic.Int64
+	lastRef          atomic.Int64 // the newest lastRefTime handed out (refTime)
 }
 
 func newNamingNotifier(s *Server, r NamingReader, cfg PushConfig) *NamingNotifier {
@@ -204,7 +205,7 @@ func (n *NamingNotifier) run(id svcID) {
 	}
 	v, found := n.r.View(id.ns, id.svc)
 	cache := n.r.Switches().DefaultPushCacheMillis
-	now := n.clock.Now().UnixMilli()
+	now := n.refTime()
 	for _, t := range ts {
 		k := t.sub.key
 		si := serviceinfo.Render(v, found, serviceinfo.Selection{Clusters: t.sub.clusters, EnabledOnly: true, Name: k.ServiceName,
@@ -244,3 +245,22 @@ var errPushRefused = &Error{Code: remote.ErrServer, Msg: "push refused by the cl
 
 // Stats are the push counters.
 func (n *NamingNotifier) Stats() (pushes, failures int64) { return n.pushes.Load(), n.failures.Load() }
+
+// refTime is the lastRefTime of a ServiceInfo this node sends: the clock's
+// milliseconds, but above every value it handed out before. Java stamps
+// currentTimeMillis, and nacos-sdk-python drops a ServiceInfo whose
+// lastRefTime is not newer than the one it holds (Java's client drops only
+// older ones): two answers within a millisecond, a push after a query,
+// made it drop the push without a deregistered instance (the conformance
+// suite's python kits on the cluster; its log: "out of date data
+// received, old-t: X, new-t: X").
+func (n *NamingNotifier) refTime() int64 {
+	now := n.clock.Now().UnixMilli()
+	for {
+		last := n.lastRef.Load()
+		next := max(now, last+1)
+		if n.lastRef.CompareAndSwap(last, next) {
+			return next
+		}
+	}
+}
