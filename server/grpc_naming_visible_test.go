@@ -81,3 +81,52 @@ func TestGRPCRegistrationVisibleOnEveryMember(t *testing.T) {
 		sub.Close()
 	}
 }
+
+// TestGRPCDeregisterRightAfterRegister: a 2.x client that deregisters right
+// after its registration was answered, through a member that does not own
+// the service (its copy of the owner's list not there yet), has its
+// instance gone from every member: the deregistration is not skipped for a
+// service the member has no view of while the connection holds an
+// instance there (the instance stayed, kept alive by the holder's beats,
+// until the connection closed).
+func TestGRPCDeregisterRightAfterRegister(t *testing.T) {
+	testtier.Require(t, testtier.Integration) // cluster test
+	cfgs := servertest.ClusterConfigs(t, 3)
+	for i := range cfgs {
+		cfgs[i].ClusterTimings.SyncDelay = 300 * time.Millisecond // the owner's copy arrives later than the client's next call
+	}
+	nodes := servertest.StartCluster(t, cfgs)
+	servertest.WaitMembersUp(t, nodes)
+	for via := range nodes {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		c, err := remoteclient.Dial(ctx, nodes[via].GRPCAddr(), namingOpts())
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for s := range 4 {
+			svc := fmt.Sprintf("quick%d-%d", via, s)
+			port := 7200 + via*10 + s
+			for _, op := range []string{remote.RegisterInstance, remote.DeregisterInstance} {
+				req := gRegister("public", "G", svc, gInstance("10.9.0.2", port, "DEFAULT", 1, nil))
+				req.Op = op
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, d, err := c.Do(ctx, req)
+				cancel()
+				if err != nil || !d.Success() {
+					t.Fatalf("%s %s via %d: %v %+v", op, svc, via, err, d)
+				}
+			}
+			want := fmt.Sprintf(`"port":%d`, port)
+			servertest.Eventually(t, 3*time.Second, func() error {
+				for i, n := range nodes {
+					if body := n.Do("GET", "/nacos/v1/ns/instance/list", map[string][]string{"serviceName": {"G@@" + svc}}, nil, nil).Body; strings.Contains(body, want) {
+						return fmt.Errorf("%s deregistered via member %d right after its registration: member %d lists %s", svc, via, i, body)
+					}
+				}
+				return nil
+			})
+		}
+		c.Close()
+	}
+}

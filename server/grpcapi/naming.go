@@ -28,6 +28,8 @@ type NamingReader interface {
 type HeldInstances interface {
 	Set(ctx context.Context, connID, ns, svc string, ins []naming.Instance) error
 	Remove(ctx context.Context, connID, ns, svc string) error
+	// HeldBy lists the instances a connection holds in a service.
+	HeldBy(connID, ns, svc string) []naming.Instance
 }
 
 // PersistentInstances writes persistent instances (a CP write: the
@@ -294,7 +296,16 @@ func (h *namingHandlers) instance(ctx context.Context, c *Call) (remote.Responde
 		}
 		return &remote.InstanceResponse{Response: remote.OK(), Class: remote.TypeInstanceResponse, Op: remote.RegisterInstance}, nil
 	case req.Op == remote.DeregisterInstance:
-		if _, ok := h.d.Reader.View(req.Namespace, grouped); ok {
+		// Java skips a deregistration for a service it does not know. The
+		// local view is not the test of that on a cluster: this member holds
+		// the connection's instance while the service's owner has the list,
+		// and its own copy comes with the owner's next sync; a deregistration
+		// right after the registration found no view here and was skipped,
+		// the instance kept alive by this member's beats until the
+		// connection closed (the conformance suite's subscribe.push on the
+		// cluster).
+		_, ok := h.d.Reader.View(req.Namespace, grouped)
+		if ok || len(h.d.Held.HeldBy(c.Conn.ID, req.Namespace, grouped)) > 0 {
 			if err := namingConn(c); err != nil {
 				return nil, err
 			}
