@@ -108,6 +108,13 @@ func (s *Store) settle() {
 	}
 }
 
+// Behind reports whether this node is still catching up (CatchingUp's
+// verdict alone: once caught up, one atomic load).
+func (s *Store) Behind() bool {
+	_, _, catching := s.CatchingUp()
+	return catching
+}
+
 // WaitCaughtUp blocks until this node's state is at least as new as what it
 // had applied before it last stopped (at once when it is), ctx ends or the
 // store closes.

@@ -109,7 +109,7 @@ func (s *Server) startGRPC(context.Context) error {
 		// a restarted member refuses requests, as Java does while it
 		// starts, until it is back where it was (raftstore/watermark.go):
 		// the client connects to another member
-		rc.Starting = func() bool { _, _, c := s.store.CatchingUp(); return c }
+		rc.Starting = s.store.Behind
 	}
 	g, err := grpcapi.New(rc)
 	if err != nil {

@@ -90,7 +90,7 @@ func (s *Server) mountRoutes() (err error) {
 		gd.Forward = s.forwardToLeader
 		// a restarted member serves raft state once it is back where it
 		// was (raftstore/watermark.go)
-		gd.CatchUp = s.store.WaitCaughtUp
+		gd.CatchUp, gd.Behind = s.store.WaitCaughtUp, s.store.Behind
 	}
 	s.app.Use(httpapi.Gate(gd))
 	table.Mount(s.app.Group(s.cfg.ContextPath))

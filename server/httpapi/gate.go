@@ -41,6 +41,9 @@ type GateDeps struct {
 	// as new as what it had applied before it last stopped (or ctx's
 	// error): reads of raft state wait for it (catchup.go).
 	CatchUp func(ctx context.Context) error
+	// Behind reports, cheaply, whether CatchUp would wait: the reads of a
+	// node that caught up pay one atomic load, no context or path test.
+	Behind func() bool
 }
 
 // GateStats are the gate's counters (metrics).
@@ -155,7 +158,7 @@ func (g *gate) serve(c *fiber.Ctx) error {
 	if rt != nil && (class == CP || class == Mixed) && rt.idempotent(c) {
 		c.Locals(idemKey, true)
 	}
-	if class == Read && rt != nil && g.CatchUp != nil && freshRead(rt.Path) {
+	if class == Read && rt != nil && g.Behind != nil && g.Behind() && freshRead(rt.Path) {
 		if done, err := g.caughtUp(c); done {
 			return err
 		}
