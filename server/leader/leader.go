@@ -227,7 +227,7 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 				// delivered, unanswered: sent again, to the next leader if
 				// this one is gone (it died with it, or another leads
 				// now), else to the same one (a connection it closed)
-				if st.LeaderID() == leader && !r.waitedOn(leader, failed) {
+				if st.LeaderID() == leader && failed != leader { // once to the same leader
 					r.cfg.Logger.Info("raft leader did not answer an idempotent write; sending it again", "leader", leader, "err", err)
 					failed, failedTerm = leader, 0
 					continue
@@ -249,10 +249,6 @@ func (r *Router) forward(ctx context.Context, w Write, failed string, failedTerm
 		return r.catchUp(ctx, leader, a.Applied)
 	}
 }
-
-// waitedOn reports whether leader already failed this write once (the
-// retry to the same leader is taken only once).
-func (r *Router) waitedOn(leader, failed string) bool { return leader == failed }
 
 // movedPoll is how often a send watches whether the leadership moved.
 const movedPoll = 50 * time.Millisecond
