@@ -174,14 +174,7 @@ final class NamingScenarios {
                     "metadata " + i.getMetadata());
             check((group + "@@" + svc).equals(i.getServiceName()), "serviceName " + i.getServiceName());
             // the 1.x HTTP API lists the 2.x instance
-            // on a cluster the 1.x API may be another member's, which lists the
-            // instance after the Distro sync (Java's too)
-            String h = sc.http("GET", "/v1/ns/instance/list?serviceName=" + Scenarios.enc(group + "@@" + svc), null);
-            for (long end = System.currentTimeMillis() + 5000;
-                    !(h.startsWith("200") && h.contains("\"port\":18001")) && System.currentTimeMillis() < end; ) {
-                Thread.sleep(100);
-                h = sc.http("GET", "/v1/ns/instance/list?serviceName=" + Scenarios.enc(group + "@@" + svc), null);
-            }
+            String h = sc.httpUntil("/v1/ns/instance/list?serviceName=" + Scenarios.enc(group + "@@" + svc), "\"port\":18001");
             check(h.startsWith("200") && h.contains("\"port\":18001"), "v1 instance/list: " + h);
             n.deregisterInstance(svc, group, "127.0.0.1", 18001);
             l = until(n, svc, group, new ArrayList<>(), 5000, List::isEmpty);
@@ -248,13 +241,8 @@ final class NamingScenarios {
             check(l.size() == 1, "in namespace: " + addrs(l));
             List<Instance> outside = pub.getAllInstances(svc, group, new ArrayList<>(), false);
             check(outside.isEmpty(), "public namespace lists " + addrs(outside));
-            String path = "/v1/ns/instance/list?namespaceId=" + ns + "&serviceName=" + Scenarios.enc(group + "@@" + svc);
-            String h = sc.http("GET", path, null);
-            for (long end = System.currentTimeMillis() + 5000; // another member: after the Distro sync
-                    !(h.startsWith("200") && h.contains("\"port\":18031")) && System.currentTimeMillis() < end; ) {
-                Thread.sleep(100);
-                h = sc.http("GET", path, null);
-            }
+            String h = sc.httpUntil("/v1/ns/instance/list?namespaceId=" + ns + "&serviceName=" + Scenarios.enc(group + "@@" + svc),
+                    "\"port\":18031");
             check(h.startsWith("200") && h.contains("\"port\":18031"), "v1 list in namespace: " + h);
             return new Scenarios.Outcome(-1, "");
         });

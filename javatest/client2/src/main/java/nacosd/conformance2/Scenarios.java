@@ -257,6 +257,20 @@ public final class Scenarios {
     }
 
     /** One HTTP call to the 1.x API: returns "status body". */
+    /**
+     * GET path on the 1.x API until the answer contains want, at most 5 s: on a cluster that API is
+     * another member's, which lists a 2.x registration after the Distro sync (Java's too).
+     */
+    String httpUntil(String path, String want) throws Exception {
+        String h = http("GET", path, null);
+        for (long end = System.currentTimeMillis() + 5000;
+                !(h.startsWith("200") && h.contains(want)) && System.currentTimeMillis() < end; ) {
+            Thread.sleep(100);
+            h = http("GET", path, null);
+        }
+        return h;
+    }
+
     String http(String method, String path, String form) throws Exception {
         // a cluster's server list: the 1.x API of its first member
         URL u = new URL("http://" + server.split(",")[0] + "/nacos" + path);
