@@ -48,6 +48,9 @@ type GRPCConfig struct {
 	// RebalanceInterval how often they compare them anyway (default 60 s;
 	// negative: only on joins).
 	RebalanceDelay, RebalanceInterval time.Duration
+	// Transport is nacosd.grpc.transport: grpcapi.TransportGRPCGo (default)
+	// or grpcapi.TransportLean.
+	Transport string
 }
 
 // startGRPC opens the connection table and the gRPC server with the
@@ -91,6 +94,7 @@ func (s *Server) startGRPC(context.Context) error {
 	if gc.MaxRecvMsgSize > 0 {
 		rc.MaxRecvMsgSize = gc.MaxRecvMsgSize
 	}
+	rc.Transport = gc.Transport
 	if !s.cfg.Standalone { // CP requests on a follower go to the raft leader
 		off := gc.PortOffset
 		if off == 0 {

@@ -12,10 +12,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +27,7 @@ import (
 	"github.com/nacosd/nacosd/compat/remote"
 	"github.com/nacosd/nacosd/internal/clock"
 	"github.com/nacosd/nacosd/server/connections"
+	"github.com/nacosd/nacosd/server/grpcwire"
 	"github.com/nacosd/nacosd/server/leader"
 )
 
@@ -60,6 +61,9 @@ type Config struct {
 	// (grpc-java's server defaults: 2 h and 20 s); PermitKeepAliveTime is
 	// the shortest client ping interval allowed (5 min).
 	KeepAliveTime, KeepAliveTimeout, PermitKeepAliveTime time.Duration
+	// Transport is the gRPC server the edge runs on: TransportGRPCGo
+	// (default) or TransportLean (server/grpcwire).
+	Transport string
 }
 
 // DefaultConfig returns Java Nacos 2.5.1's settings; Conns must be set.
@@ -75,6 +79,8 @@ func (c Config) Validate() error {
 		return errors.New("grpcapi: Config.Conns is nil")
 	case c.Clock == nil || c.Logger == nil:
 		return errors.New("grpcapi: Config.Clock and Config.Logger must be set")
+	case c.Transport != "" && c.Transport != TransportGRPCGo && c.Transport != TransportLean:
+		return fmt.Errorf("grpcapi: unknown transport %q (%s or %s)", c.Transport, TransportGRPCGo, TransportLean)
 	case c.MaxRecvMsgSize <= 0:
 		return fmt.Errorf("grpcapi: MaxRecvMsgSize must be > 0, got %d", c.MaxRecvMsgSize)
 	}
@@ -86,7 +92,8 @@ type Server struct {
 	cfg    Config
 	conns  *connections.Manager
 	log    *slog.Logger
-	srv    *grpc.Server
+	srv    *grpc.Server     // the grpc-go transport, or
+	wire   *grpcwire.Server // the lean one
 	routes map[string]*Route
 	ln     net.Listener
 
@@ -102,6 +109,14 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, conns: cfg.Conns, log: cfg.Logger, routes: map[string]*Route{}, serveErr: make(chan error, 1)}
+	if cfg.Transport == TransportLean {
+		w, err := s.newWire()
+		if err != nil {
+			return nil, err
+		}
+		s.wire = w
+		return s, nil
+	}
 	s.srv = grpc.NewServer(
 		grpc.ForceServerCodec(remote.Codec{}),
 		grpc.MaxRecvMsgSize(cfg.MaxRecvMsgSize),
@@ -134,6 +149,11 @@ func New(cfg Config) (*Server, error) {
 // Serve accepts connections on ln until Close (in its own goroutine); Err
 // delivers the serving error.
 func (s *Server) Serve(ln net.Listener) {
+	if s.wire != nil {
+		s.ln = ln
+		go func() { s.serveErr <- s.wire.Serve(ln) }()
+		return
+	}
 	s.ln = &trackListener{Listener: ln, s: s}
 	go func() {
 		err := s.srv.Serve(s.ln)
@@ -159,6 +179,10 @@ func (s *Server) Close() {
 	if !s.closed.CompareAndSwap(false, true) {
 		return
 	}
+	if s.wire != nil {
+		s.wire.Close()
+		return
+	}
 	s.srv.Stop()
 }
 
@@ -182,17 +206,7 @@ func (l *trackListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	ra := c.RemoteAddr()
-	ci := &connInfo{remoteAddr: ra.String(), conn: c}
-	if a, ok := ra.(*net.TCPAddr); ok {
-		ci.remoteIP, ci.remotePort = a.IP.String(), a.Port
-		if v4 := a.IP.To4(); v4 != nil {
-			ci.remoteIP = v4.String()
-		}
-	}
-	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
-		ci.localPort = a.Port
-	}
-	ci.id = strconv.FormatInt(l.s.cfg.Clock.Now().UnixMilli(), 10) + "_" + ci.remoteIP + "_" + strconv.Itoa(ci.remotePort)
+	ci := l.s.newConnInfo(c)
 	l.s.transports.Store(ra, ci)
 	return &trackedConn{Conn: c, s: l.s, ra: ra, ci: ci}, nil
 }
@@ -224,7 +238,7 @@ type connInfo struct {
 	remotePort int
 	localPort  int
 	remoteAddr string
-	conn       net.Conn
+	conn       io.Closer
 }
 
 // connOf is the transport of a call (from its peer address).

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,9 @@ func Config(t testing.TB) server.Config {
 	cfg.FastRaft = true
 	cfg.Naming.DisableHealthCheck = true
 	cfg.Logger = Logger(t)
+	// NACOSD_TEST_GRPC_TRANSPORT runs the suite's 2.x edge on another
+	// transport (make test-grpc-lean)
+	cfg.GRPC.Transport = os.Getenv("NACOSD_TEST_GRPC_TRANSPORT")
 	return cfg
 }
 

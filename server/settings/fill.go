@@ -447,6 +447,16 @@ func (r *reader) fillDomains(st *Settings) error {
 		return err
 	}
 	c.GRPC.MaxRecvMsgSize = int(inbound)
+	tr, from, err := r.str("nacosd.grpc.transport", "grpc-go")
+	if err != nil {
+		return err
+	}
+	switch tr = strings.TrimSpace(tr); tr {
+	case "grpc-go", "lean":
+		c.GRPC.Transport = tr
+	default:
+		return fmt.Errorf("property nacosd.grpc.transport (from %s): %q is not grpc-go or lean", from, tr)
+	}
 	fm, _, err := r.str("nacos.functionMode", "")
 	if err != nil {
 		return err
