@@ -44,6 +44,7 @@ type Conn struct {
 	pingStrikes  int
 	hdr          [frameHeaderLen]byte
 
+	ready        atomic.Bool  // the server's SETTINGS went out: frames may follow
 	lastRead     atomic.Int64 // UnixNano of the last frame read
 	pingSentAt   atomic.Int64 // a keep-alive ping is out since then (0: none)
 	resetStrikes atomic.Bool  // the server sent headers or data since the last client ping
@@ -72,6 +73,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{s: s, nc: nc, streams: map[uint32]*stream{}, sendWin: defaultWindow, peerInitWin: defaultWindow,
 		peerMaxFrame: defaultMaxFrame, peerTableSize: defaultHeaderTableSize}
 	c.cond.L = &c.mu
+	c.lastRead.Store(time.Now().UnixNano())
 	return c
 }
 
@@ -120,8 +122,11 @@ func (c *Conn) handshake() error {
 	b := appendSettings(nil, [2]uint32{settingMaxFrameSize, defaultMaxFrame},
 		[2]uint32{settingInitialWindowSize, recvWindow}, [2]uint32{settingMaxHeaderListSize, maxHeaderListBytes})
 	b = appendWindowUpdate(b, 0, recvWindow-defaultWindow)
-	c.lastRead.Store(time.Now().UnixNano())
-	return c.write(b)
+	if err := c.write(b); err != nil {
+		return err
+	}
+	c.ready.Store(true)
+	return nil
 }
 
 // reqHeaders are the request fields a call needs; the others are read
@@ -259,23 +264,25 @@ func (c *Conn) onHeaderBlock(id uint32, endStream bool) error {
 	if id%2 == 0 || id <= c.lastStreamID {
 		return protocolError("stream id %d not a new client stream", id)
 	}
+	c.mu.Lock()
 	c.lastStreamID = id
+	c.mu.Unlock()
 	if c.fieldBytes > maxHeaderListBytes {
-		return c.writeEarly(id, 200, &Status{Code: Internal, Msg: "header list size to recv exceeds the limit"})
+		return c.writeEarly(id, endStream, 200, &Status{Code: Internal, Msg: "header list size to recv exceeds the limit"})
 	}
 	method, path, ctype, timeout, encoding := c.req.method, c.req.path, c.req.ctype, c.req.timeout, c.req.encoding
 	if !isGRPCContentType(ctype) {
-		return c.writeEarly(id, 415, &Status{Code: InvalidArgument, Msg: "invalid gRPC request content-type \"" + ctype + "\""})
+		return c.writeEarly(id, endStream, 415, &Status{Code: InvalidArgument, Msg: "invalid gRPC request content-type \"" + ctype + "\""})
 	}
 	if method != "POST" {
-		return c.writeEarly(id, 405, &Status{Code: Internal, Msg: "invalid gRPC request method \"" + method + "\""})
+		return c.writeEarly(id, endStream, 405, &Status{Code: Internal, Msg: "invalid gRPC request method \"" + method + "\""})
 	}
 	if encoding != "" && encoding != "identity" {
-		return c.writeEarly(id, 200, &Status{Code: Unimplemented, Msg: "grpc: Decompressor is not installed for grpc-encoding \"" + encoding + "\""})
+		return c.writeEarly(id, endStream, 200, &Status{Code: Unimplemented, Msg: "grpc: Decompressor is not installed for grpc-encoding \"" + encoding + "\""})
 	}
 	kind := c.s.cfg.Methods[path]
 	if kind == 0 {
-		return c.writeEarly(id, 200, &Status{Code: Unimplemented, Msg: unknownMethod(path, c.s.cfg.Methods)})
+		return c.writeEarly(id, endStream, 200, &Status{Code: Unimplemented, Msg: unknownMethod(path, c.s.cfg.Methods)})
 	}
 	c.mu.Lock()
 	if c.closed || c.goingAway {
@@ -603,6 +610,9 @@ func (c *Conn) onWindowUpdate(h frameHeader, p []byte) error {
 // read nothing since its ping was sent for KeepAliveTimeout is closed; one
 // silent for KeepAliveTime is pinged.
 func (c *Conn) checkAlive(now int64) {
+	if !c.ready.Load() { // the handshake's own deadline covers it
+		return
+	}
 	last := c.lastRead.Load()
 	if sent := c.pingSentAt.Load(); sent != 0 {
 		if last > sent {
@@ -623,6 +633,9 @@ func (c *Conn) checkAlive(now int64) {
 
 // goAway tells the client no new stream is taken.
 func (c *Conn) goAway(code uint32, debug string) {
+	if !c.ready.Load() {
+		return
+	}
 	c.mu.Lock()
 	c.goingAway = true
 	last := c.lastStreamID

@@ -109,6 +109,33 @@ func TestKeepAlive(t *testing.T) {
 	}
 }
 
+// TestSettingsFirst: the server's first frame is its SETTINGS, however
+// long the client takes to send its preface (a keep-alive ping sent
+// earlier broke grpc-go's client: "initial http2 frame from server is not a
+// settings frame").
+func TestSettingsFirst(t *testing.T) {
+	_, addr, _ := startWire(t, func(c *Config) {
+		c.KeepAliveTime, c.KeepAliveTimeout = 20*time.Millisecond, time.Second
+	})
+	nc, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	time.Sleep(150 * time.Millisecond)
+	if _, err := nc.Write([]byte(clientPreface)); err != nil {
+		t.Fatal(err)
+	}
+	nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	f, err := http2.NewFramer(nil, nc).ReadFrame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Header().Type != http2.FrameSettings {
+		t.Fatalf("first frame %v", f.Header().Type)
+	}
+}
+
 // TestTooManyPings: a client pinging faster than PermitKeepAliveTime is
 // sent GOAWAY ENHANCE_YOUR_CALM "too_many_pings" at the third strike, as
 // by grpc-go.

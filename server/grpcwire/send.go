@@ -300,15 +300,18 @@ func appendMessageData(b []byte, id uint32, prefix, msg []byte, from, to, maxFra
 }
 
 // writeEarly answers a stream that is refused before it starts with a
-// trailers-only response (and RST_STREAM when the client is still sending).
-func (c *Conn) writeEarly(id uint32, httpStatus int, st *Status) error {
+// trailers-only response (and RST_STREAM when the client is still sending:
+// clientDone is false).
+func (c *Conn) writeEarly(id uint32, clientDone bool, httpStatus int, st *Status) error {
 	c.mu.Lock()
 	maxFrame := c.peerMaxFrame
 	c.mu.Unlock()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	b := c.appendHeaderBlock(nil, id, appendEarlyAbort(nil, httpStatus, st), true, maxFrame)
-	b = appendRSTStream(b, id, errCodeNo)
+	if !clientDone {
+		b = appendRSTStream(b, id, errCodeNo)
+	}
 	return c.writeLocked(b)
 }
 
