@@ -46,7 +46,7 @@ run-cluster: build
 # packages with tiered tests (those importing internal/testtier), found by
 # go list.
 CONFORMANCE := $(GO) -C conformance
-GRPC_OTHER_TRANSPORT ?= lean
+GRPC_OTHER_TRANSPORT ?= grpc-go
 TIERED = $$($(1) list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... | awk '/internal\/testtier/ {print $$1}')
 test: vet
 	$(MAKE) -j3 --output-sync=target test-root test-conformance-module test-browser
@@ -55,7 +55,7 @@ test: vet
 # sockets more than they compute)
 test-root:
 	$(GO) test -race -count=1 -timeout 30m -tags integration,process ./...
-	# the server's gRPC tests once more on the other transport (server/grpcwire)
+	# the server's gRPC tests once more on the other transport (grpc-go's server)
 	NACOSD_TEST_GRPC_TRANSPORT=$(GRPC_OTHER_TRANSPORT) $(GO) test -race -count=1 -timeout 10m -tags integration,process -run 'GRPC|Grpc|Rebalance' ./server/
 
 test-conformance-module:

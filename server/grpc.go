@@ -48,8 +48,8 @@ type GRPCConfig struct {
 	// RebalanceInterval how often they compare them anyway (default 60 s;
 	// negative: only on joins).
 	RebalanceDelay, RebalanceInterval time.Duration
-	// Transport is nacosd.grpc.transport: grpcapi.TransportGRPCGo (default)
-	// or grpcapi.TransportLean.
+	// Transport is nacosd.grpc.transport: grpcapi.TransportLean (default)
+	// or grpcapi.TransportGRPCGo.
 	Transport string
 }
 
@@ -150,6 +150,11 @@ func (s *Server) startGRPC(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: grpc listen on %s: %w", addr, err)
 	}
+	transport := gc.Transport
+	if transport == "" {
+		transport = grpcapi.TransportLean
+	}
+	s.log.Info("gRPC (Nacos 2.x clients)", "listen", ln.Addr().String(), "transport", transport)
 	s.conns, s.grpc, s.grpcConfig = conns, g, n
 	conns.Start()
 	s.held.Start()

@@ -61,8 +61,8 @@ type Config struct {
 	// (grpc-java's server defaults: 2 h and 20 s); PermitKeepAliveTime is
 	// the shortest client ping interval allowed (5 min).
 	KeepAliveTime, KeepAliveTimeout, PermitKeepAliveTime time.Duration
-	// Transport is the gRPC server the edge runs on: TransportGRPCGo
-	// (default) or TransportLean (server/grpcwire).
+	// Transport is the gRPC server the edge runs on: TransportLean
+	// (server/grpcwire; the default) or TransportGRPCGo.
 	Transport string
 }
 
@@ -109,7 +109,7 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, conns: cfg.Conns, log: cfg.Logger, routes: map[string]*Route{}, serveErr: make(chan error, 1)}
-	if cfg.Transport == TransportLean {
+	if cfg.Transport == "" || cfg.Transport == TransportLean {
 		w, err := s.newWire()
 		if err != nil {
 			return nil, err

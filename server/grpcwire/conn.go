@@ -65,8 +65,6 @@ type Conn struct {
 	peerTableSize   uint32
 	needTableUpdate bool
 	wclosed         bool
-
-	closeOnce sync.Once
 }
 
 func newConn(s *Server, nc net.Conn) *Conn {

@@ -38,25 +38,22 @@ const (
 
 // Error codes (RFC 9113 §7).
 const (
-	errCodeNo               = 0x0
-	errCodeProtocol         = 0x1
-	errCodeInternal         = 0x2
-	errCodeFlowControl      = 0x3
-	errCodeFrameSize        = 0x6
-	errCodeRefusedStream    = 0x7
-	errCodeCancel           = 0x8
-	errCodeEnhanceYourCalm  = 0xb
-	defaultWindow           = 65535
-	defaultMaxFrame         = 16384
-	maxAllowedFrame         = 1<<24 - 1
-	frameHeaderLen          = 9
-	clientPreface           = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
-	maxWindow               = 1<<31 - 1
-	grpcMsgHeaderLen        = 5
-	defaultHeaderTableSize  = 4096
-	maxHeaderListBytes      = 64 << 10
-	maxPingStrikes          = 2
-	defaultPingStrikePeriod = 2 * 60 // seconds a ping may follow another without a stream (grpc's defaultPingTimeout)
+	errCodeNo              = 0x0
+	errCodeProtocol        = 0x1
+	errCodeFlowControl     = 0x3
+	errCodeFrameSize       = 0x6
+	errCodeRefusedStream   = 0x7
+	errCodeEnhanceYourCalm = 0xb
+	defaultWindow          = 65535
+	defaultMaxFrame        = 16384
+	maxAllowedFrame        = 1<<24 - 1
+	frameHeaderLen         = 9
+	clientPreface          = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+	maxWindow              = 1<<31 - 1
+	grpcMsgHeaderLen       = 5
+	defaultHeaderTableSize = 4096
+	maxHeaderListBytes     = 64 << 10
+	maxPingStrikes         = 2
 )
 
 // frameHeader is the 9-byte header of a frame.
@@ -115,24 +112,6 @@ func appendGoAway(b []byte, lastStream, code uint32, debug string) []byte {
 	b = binary.BigEndian.AppendUint32(b, lastStream)
 	b = binary.BigEndian.AppendUint32(b, code)
 	return append(b, debug...)
-}
-
-// appendData appends DATA frames carrying p (split at maxFrame), the last
-// with END_STREAM when end is set.
-func appendData(b []byte, streamID uint32, p []byte, maxFrame int, end bool) []byte {
-	for {
-		n := min(len(p), maxFrame)
-		var flags byte
-		if end && n == len(p) {
-			flags = flagEndStream
-		}
-		b = appendFrameHeader(b, n, frameData, flags, streamID)
-		b = append(b, p[:n]...)
-		p = p[n:]
-		if len(p) == 0 {
-			return b
-		}
-	}
 }
 
 // appendHeaders appends a header block (HEADERS, then CONTINUATION frames

@@ -42,7 +42,7 @@ func Config(t testing.TB) server.Config {
 	cfg.Naming.DisableHealthCheck = true
 	cfg.Logger = Logger(t)
 	// NACOSD_TEST_GRPC_TRANSPORT runs the suite's 2.x edge on another
-	// transport (make test-grpc-lean)
+	// transport (make test-root runs the gRPC tests on grpc-go this way)
 	cfg.GRPC.Transport = os.Getenv("NACOSD_TEST_GRPC_TRANSPORT")
 	return cfg
 }

@@ -447,7 +447,7 @@ func (r *reader) fillDomains(st *Settings) error {
 		return err
 	}
 	c.GRPC.MaxRecvMsgSize = int(inbound)
-	tr, from, err := r.str("nacosd.grpc.transport", "grpc-go")
+	tr, from, err := r.str("nacosd.grpc.transport", "lean")
 	if err != nil {
 		return err
 	}

@@ -90,7 +90,7 @@ var flagProps = []struct {
 	{"push-addr", "nacosd.push-addr", "NACOSD_PUSH_ADDR", "UDP push socket bind address (nacosd.push-addr, default :0)", false},
 	{"java-push-timing", "nacosd.java-push-timing", "NACOSD_JAVA_PUSH_TIMING", "push changes 1 s after they happen, as Java Nacos (default: first change at once, then at most one push per second per service)", true},
 	{"log-level", "nacosd.log-level", "NACOSD_LOG_LEVEL", "log level: debug, info, warn, error (nacosd.log-level, default info)", false},
-	{"grpc-transport", "nacosd.grpc.transport", "NACOSD_GRPC_TRANSPORT", "the Nacos 2.x gRPC server: grpc-go, or lean (one goroutine per connection; nacosd.grpc.transport, default grpc-go)", false},
+	{"grpc-transport", "nacosd.grpc.transport", "NACOSD_GRPC_TRANSPORT", "the Nacos 2.x gRPC server: lean (server/grpcwire, one goroutine per connection) or grpc-go (nacosd.grpc.transport, default lean)", false},
 	{"pprof-addr", "nacosd.pprof-addr", "NACOSD_PPROF_ADDR", "serve Go's net/http/pprof profiles on this address, e.g. 127.0.0.1:6060 (nacosd.pprof-addr, default off)", false},
 }
 
