@@ -450,7 +450,9 @@ func (c *Conn) endRecv(st *stream) {
 	if st.recvEnded {
 		return
 	}
+	c.mu.Lock() // endStream reads it from a worker
 	st.recvEnded = true
+	c.mu.Unlock()
 	st.rbuf = nil
 	if st.kind == StreamMethod {
 		c.enqueue(st, nil, true)
@@ -648,10 +650,12 @@ func (c *Conn) teardown() {
 	c.closed = true
 	streams := c.streams
 	c.streams = map[uint32]*stream{}
+	for _, st := range streams {
+		st.reset = true
+	}
 	c.cond.Broadcast()
 	c.mu.Unlock()
 	for _, st := range streams {
-		st.reset = true
 		if st.cancel != nil {
 			st.cancel()
 		}

@@ -20,7 +20,7 @@ type stream struct {
 	need      int // 0: reading a message header; else 1 + the message's length
 	req       []byte
 	unacked   int
-	recvEnded bool
+	recvEnded bool // written by the reader under Conn.mu
 	failed    bool
 
 	ctx    context.Context // unary calls
@@ -239,8 +239,9 @@ func (c *Conn) endStream(st *stream) {
 	if c.streams[st.id] == st {
 		delete(c.streams, st.id)
 	}
+	rst := !st.recvEnded && !st.reset
 	c.mu.Unlock()
-	if !st.recvEnded && !st.reset {
+	if rst {
 		_ = c.write(appendRSTStream(nil, st.id, errCodeNo))
 	}
 }
