@@ -472,6 +472,7 @@ func (s *Store) Apply(ctx context.Context, b Batch) (index uint64, err error) {
 		}
 	}
 	data := encodeBatch(b)
+	NoteProposal(ctx)
 	f := s.raft.Apply(data, timeout)
 	if err := s.waitFuture(ctx, f); err != nil {
 		if errors.Is(err, raft.ErrLeadershipLost) {

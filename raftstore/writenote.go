@@ -12,9 +12,16 @@ import (
 // leadership gone even where the code in between turned the error into an
 // answer of its own (Java's "remove beta data error" body), and sends the
 // write on to the new leader instead of relaying that answer.
+//
+// It also records whether any write reached raft (Proposed): a write
+// route whose handler decided from local state that there was nothing
+// to write made no raft round, so nothing told a leader that was paused
+// or cut off that another node leads now; the edge confirms the
+// leadership before it answers such a request.
 type WriteNote struct {
-	mu  sync.Mutex
-	err error
+	mu       sync.Mutex
+	err      error
+	proposed bool
 }
 
 type writeNoteKey struct{}
@@ -32,6 +39,25 @@ func (n *WriteNote) Err() error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.err
+}
+
+// Proposed reports whether a write with the context reached raft.
+func (n *WriteNote) Proposed() bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.proposed
+}
+
+// NoteProposal records in ctx's WriteNote that a write reached raft
+// (Store.Apply does; for other stores, e.g. tests' fakes).
+func NoteProposal(ctx context.Context) {
+	n, _ := ctx.Value(writeNoteKey{}).(*WriteNote)
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	n.proposed = true
+	n.mu.Unlock()
 }
 
 // NoteWrite records err in ctx's WriteNote when it is a leadership error

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -201,9 +202,39 @@ func (g *gate) cp(c *fiber.Ctx, run func() error) error {
 		return g.onLeader(c, run)
 	}
 	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
-		return g.afterLeaderRun(c, run, runNoted(c, run))
+		note, err := runNotedWith(c, run)
+		return g.afterLeaderRun(c, run, g.confirmNoop(note, err))
 	}
 	return g.forward(c, run, "")
+}
+
+// LeaderVerifier is the part of the raft state that confirms with a
+// quorum that this node still leads (raftstore.Store.VerifyLeader).
+type LeaderVerifier interface{ VerifyLeader() error }
+
+// confirmNoop: a CP write whose handler made no raft write answered from
+// this node's state alone (nothing to change, not found), which is only
+// right if this node still leads. A leader paused or cut off keeps
+// believing it does until a raft round tells it otherwise, and a write
+// that found nothing to do makes none (issue 23, checker seed 707: a
+// metadata batch answered `updated: []` from a 6-second-old view by a
+// leader just back from a pause). So the leadership is confirmed first;
+// if it is gone, the request goes to the new leader as a refused write.
+func (g *gate) confirmNoop(note *raftstore.WriteNote, err error) error {
+	if note.Proposed() || isNotLeader(err) || errors.Is(err, raftstore.ErrLeadershipLost) {
+		return err
+	}
+	v, ok := g.Raft.(LeaderVerifier)
+	if !ok {
+		return err
+	}
+	if verr := v.VerifyLeader(); verr != nil {
+		if isNotLeader(verr) {
+			return verr
+		}
+		return fmt.Errorf("%w: %w", raftstore.ErrNotLeader, verr) // nothing was written: safe to send on
+	}
+	return err
 }
 
 // runNoted runs a write's handler with a raftstore.WriteNote in its
@@ -213,13 +244,19 @@ func (g *gate) cp(c *fiber.Ctx, run func() error) error {
 // the new leader (afterLeaderRun, onLeader) instead of relaying that
 // answer.
 func runNoted(c *fiber.Ctx, run func() error) error {
+	_, err := runNotedWith(c, run)
+	return err
+}
+
+// runNotedWith is runNoted that also returns the note.
+func runNotedWith(c *fiber.Ctx, run func() error) (*raftstore.WriteNote, error) {
 	ctx, note := raftstore.WithWriteNote(c.UserContext())
 	c.SetUserContext(ctx)
 	err := run()
 	if nerr := note.Err(); nerr != nil && !isNotLeader(err) && !errors.Is(err, raftstore.ErrLeadershipLost) {
-		return nerr
+		return note, nerr
 	}
-	return err
+	return note, err
 }
 
 // forwarded reports whether a follower forwarded this request here.

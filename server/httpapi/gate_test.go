@@ -27,6 +27,17 @@ type fakeRaft struct {
 	term    uint64
 	applied uint64
 	waited  []uint64
+	verify  func() error // VerifyLeader's answer (nil: confirmed)
+}
+
+func (f *fakeRaft) VerifyLeader() error {
+	f.mu.Lock()
+	v := f.verify
+	f.mu.Unlock()
+	if v == nil {
+		return nil
+	}
+	return v()
 }
 
 func (f *fakeRaft) Term() uint64 {
@@ -146,6 +157,45 @@ func TestGateSeesAMaskedLostLeadership(t *testing.T) {
 	})
 	if _, body := post(t, app, nil); !strings.Contains(body, "stop beta ok") || strings.Join(calls, ",") != "A" {
 		t.Fatalf("answer %q after forwards to %v", body, calls)
+	}
+}
+
+// TestGateConfirmsLeadershipBeforeANoop is checker seed 707: a leader back
+// from a pause, not yet told that another node leads, answered a metadata
+// batch `updated: []` from its old view — the handler found nothing to
+// change, so no raft write told it it no longer led. A CP write that made
+// no raft write is answered only once the leadership is confirmed; if it
+// is gone, the request goes to the new leader.
+func TestGateConfirmsLeadershipBeforeANoop(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "C"}
+	st.verify = func() error { st.set("A"); return &raftstore.NotLeaderError{LeaderID: "A"} }
+	var calls []string
+	fwd := func(_ context.Context, addr, _, _ string, _ http.Header, _ []byte) (int, http.Header, []byte, error) {
+		calls = append(calls, addr)
+		return 200, http.Header{HeaderApplied: {"9"}}, []byte(`{"updated":["1.1.1.1:80:DEFAULT:persist"]}`), nil
+	}
+	app := gateApp(t, st, CP, fwd, func(c *fiber.Ctx) error { return c.SendString(`{"updated":[]}`) })
+	if _, body := post(t, app, nil); body != `{"updated":["1.1.1.1:80:DEFAULT:persist"]}` || strings.Join(calls, ",") != "A" {
+		t.Fatalf("answer %q after forwards to %v", body, calls)
+	}
+	if fmt.Sprint(st.waited) != "[9]" {
+		t.Fatalf("answered before applying the leader's index: waited for %v", st.waited)
+	}
+
+	// a confirmed leader answers its no-op itself; a handler that wrote
+	// through raft is not checked again (its write was the check)
+	verified := 0
+	st2 := &fakeRaft{self: "C", leader: "C", verify: func() error { verified++; return nil }}
+	noop := gateApp(t, st2, CP, fwd, func(c *fiber.Ctx) error { return c.SendString(`{"updated":[]}`) })
+	if _, body := post(t, noop, nil); body != `{"updated":[]}` || verified != 1 {
+		t.Fatalf("confirmed leader: %q, %d verifications", body, verified)
+	}
+	wrote := gateApp(t, st2, CP, fwd, func(c *fiber.Ctx) error {
+		raftstore.NoteProposal(c.UserContext())
+		return c.SendString("ok")
+	})
+	if _, body := post(t, wrote, nil); body != "ok" || verified != 1 {
+		t.Fatalf("a write that reached raft: %q, %d verifications", body, verified)
 	}
 }
 
