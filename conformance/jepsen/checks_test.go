@@ -312,6 +312,27 @@ func TestEphemeral(t *testing.T) {
 	r, _ = CheckEphemeral(run, DefaultEphOptions())
 	mustPass(t, r)
 
+	// a deregistration acknowledged by a node cut off from the others
+	// (checker seed 801): they list the instance until the partition
+	// heals, and within ConvergeBound after it no longer
+	cutOff := func(listedUntil int64) *Run {
+		run := mk(-1, false)
+		run.Beaters[1].Deregister = true
+		run.Events = []Event{{T: 5_000 * ms, Kind: EvPartition, Node: 0}, {T: 20_000 * ms, Kind: EvHeal, Node: 0}}
+		run.Ops = append(run.Ops, &Op{ID: len(run.Ops) + 1, Client: 501, Session: 501, Node: 0, Kind: EphDereg, Key: "e", Slot: 1,
+			Outcome: OK, Invoke: 10_010 * ms, Complete: 10_020 * ms})
+		for _, op := range run.Ops {
+			if op.Kind == EphList && (op.Node == 0 && op.Invoke > 10_020*ms || op.Invoke > listedUntil*ms) {
+				delete(op.Insts, "127.0.0.20:9171")
+			}
+		}
+		return run
+	}
+	r, _ = CheckEphemeral(cutOff(20_600), DefaultEphOptions())
+	mustPass(t, r)
+	r, _ = CheckEphemeral(cutOff(23_000), DefaultEphOptions())
+	mustFail(t, r, 1, "deregistered instance 127.0.0.20:9171 of e listed on node 2")
+
 	// a sample of a node that was down just before is left out
 	run = mk(50_500, false)
 	run.Events = []Event{{T: 49_000 * ms, Kind: EvKill, Node: 1}, {T: 49_800 * ms, Kind: EvReady, Node: 1}}

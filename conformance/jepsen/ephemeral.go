@@ -120,7 +120,7 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 			listed := s.Insts[bt.Inst]
 			// deregistered: gone within opt.Dereg, for good (a beat
 			// processed after the delete must not bring it back)
-			if b.dereg != nil && listed && t > b.dereg.Complete+int64(opt.Dereg) && tl.situation(s.Node, s.Invoke, s.Complete) == "" {
+			if b.dereg != nil && listed && t > deregBound(tl, b.dereg, opt) && tl.situation(s.Node, s.Invoke, s.Complete) == "" {
 				if deregFirst == nil {
 					deregFirst = s
 				}
@@ -218,6 +218,21 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 // knows the beats: no allowance. The owner is found as Distro finds it:
 // the service's hash over the members' sorted addresses (127.0.0.21–23,
 // one port: the node order).
+// deregBound is when an acknowledged deregistration must show on every
+// node: opt.Dereg after it, or, when the node that acknowledged it was cut
+// off or paused then (an AP write: it reaches the others only through that
+// node's Distro sync), ConvergeBound after that node is back — as Java's
+// Distro does, and as expiryBound allows for an owner cut off.
+func deregBound(tl *timeline, dereg *Op, opt EphOptions) int64 {
+	bound := dereg.Complete + int64(opt.Dereg)
+	for _, s := range tl.iso[dereg.Node] {
+		if (s.kind == SitPaused || s.kind == SitPartitioned) && s.from <= dereg.Complete && dereg.Complete <= s.to {
+			bound = max(bound, s.to+int64(ConvergeBound))
+		}
+	}
+	return bound
+}
+
 func expiryBound(tl *timeline, n int, bt Beater, last int64, opt EphOptions) int64 {
 	bound := int64(opt.Expiry)
 	if n == 0 {
