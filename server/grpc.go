@@ -150,11 +150,7 @@ func (s *Server) startGRPC(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("server: grpc listen on %s: %w", addr, err)
 	}
-	transport := gc.Transport
-	if transport == "" {
-		transport = grpcapi.TransportLean
-	}
-	s.log.Info("gRPC (Nacos 2.x clients)", "listen", ln.Addr().String(), "transport", transport)
+	s.log.Info("gRPC (Nacos 2.x clients)", "listen", ln.Addr().String(), "transport", g.Transport())
 	s.conns, s.grpc, s.grpcConfig = conns, g, n
 	conns.Start()
 	s.held.Start()

@@ -207,6 +207,19 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 	return r, rows
 }
 
+// deregBound is when an acknowledged deregistration must show on every
+// node: opt.Dereg after it, or, when the node that acknowledged it was cut
+// off or paused then (an AP write: it reaches the others only through that
+// node's Distro sync), ConvergeBound after that node is back — as Java's
+// Distro does, and as expiryBound allows for an owner cut off.
+func deregBound(tl *timeline, dereg *Op, opt EphOptions) int64 {
+	bound := dereg.Complete + int64(opt.Dereg)
+	if back, ok := tl.cutOffUntil(dereg.Node, dereg.Complete); ok {
+		bound = max(bound, back+int64(ConvergeBound))
+	}
+	return bound
+}
+
 // expiryBound is how long after its last beat a stopped instance may stay
 // listed: opt.Expiry, unless the service's Distro owner was paused or cut
 // off when the instance fell due (30 s after the last beat). Only the owner
@@ -218,21 +231,6 @@ func CheckEphemeral(run *Run, opt EphOptions) (*Result, []ExpiryRow) {
 // knows the beats: no allowance. The owner is found as Distro finds it:
 // the service's hash over the members' sorted addresses (127.0.0.21–23,
 // one port: the node order).
-// deregBound is when an acknowledged deregistration must show on every
-// node: opt.Dereg after it, or, when the node that acknowledged it was cut
-// off or paused then (an AP write: it reaches the others only through that
-// node's Distro sync), ConvergeBound after that node is back — as Java's
-// Distro does, and as expiryBound allows for an owner cut off.
-func deregBound(tl *timeline, dereg *Op, opt EphOptions) int64 {
-	bound := dereg.Complete + int64(opt.Dereg)
-	for _, s := range tl.iso[dereg.Node] {
-		if (s.kind == SitPaused || s.kind == SitPartitioned) && s.from <= dereg.Complete && dereg.Complete <= s.to {
-			bound = max(bound, s.to+int64(ConvergeBound))
-		}
-	}
-	return bound
-}
-
 func expiryBound(tl *timeline, n int, bt Beater, last int64, opt EphOptions) int64 {
 	bound := int64(opt.Expiry)
 	if n == 0 {
@@ -244,10 +242,8 @@ func expiryBound(tl *timeline, n int, bt Beater, last int64, opt EphOptions) int
 	}
 	owner := distro.Hash(svc) % n
 	due := last + int64(30*time.Second)
-	for _, s := range tl.iso[owner] {
-		if (s.kind == SitPaused || s.kind == SitPartitioned) && s.from <= due && due <= s.to {
-			bound = max(bound, s.to+int64(ConvergeBound)-last)
-		}
+	if back, ok := tl.cutOffUntil(owner, due); ok {
+		bound = max(bound, back+int64(ConvergeBound)-last)
 	}
 	return bound
 }

@@ -197,6 +197,17 @@ func (tl *timeline) highestTerm(t int64) uint64 {
 
 // isolated reports whether the node was down, paused, cut off or catching
 // up at some time in [from, to].
+// cutOffUntil is when node, paused or partitioned at t, came back (the
+// latest end of such spans covering t); ok is false when it was not.
+func (tl *timeline) cutOffUntil(node int, t int64) (back int64, ok bool) {
+	for _, s := range tl.iso[node] {
+		if (s.kind == SitPaused || s.kind == SitPartitioned) && s.from <= t && t <= s.to {
+			back, ok = max(back, s.to), true
+		}
+	}
+	return back, ok
+}
+
 func (tl *timeline) isolated(node int, from, to int64) bool {
 	return tl.situation(node, from, to) != ""
 }

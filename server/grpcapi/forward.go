@@ -195,8 +195,8 @@ func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Pay
 				call.notLeader = false
 				return errNotLeaderHere
 			}
-			if !note.Proposed() && !s.stillLeads() {
-				return errNotLeaderHere // a no-op answered from a deposed leader's state (issue 23, seed 707)
+			if s.cfg.Router.ConfirmUnwritten(note) != nil {
+				return errNotLeaderHere // an answer from a deposed leader's state
 			}
 			return nil
 		},
@@ -218,15 +218,6 @@ func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Pay
 		return remote.Encode(rt.refuse(err))
 	}
 	return out
-}
-
-// stillLeads confirms with a quorum that this node leads: a CP request
-// whose handler made no raft write (nothing to change, not found) was
-// answered from this node's state alone, which a leader back from a pause
-// or a partition holds until a raft round tells it another node leads.
-func (s *Server) stillLeads() bool {
-	v, ok := s.cfg.Router.State().(interface{ VerifyLeader() error })
-	return !ok || v.VerifyLeader() == nil
 }
 
 // onLeader runs a CP request another node forwarded: refused without

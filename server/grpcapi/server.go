@@ -164,6 +164,14 @@ func (s *Server) Serve(ln net.Listener) {
 	}()
 }
 
+// Transport is the gRPC server the edge runs on.
+func (s *Server) Transport() string {
+	if s.wire != nil {
+		return TransportLean
+	}
+	return TransportGRPCGo
+}
+
 // Forwarded counts CP requests sent to the raft leader.
 func (s *Server) Forwarded() int64 { return s.forwarded.Load() }
 

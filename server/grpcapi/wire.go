@@ -101,9 +101,7 @@ func (w wireStream) Message(msg []byte) {
 		w.st.Finish(grpcwire.Errorf(grpcwire.Internal, "grpc: failed to unmarshal the received message: %v", err))
 		return
 	}
-	if !w.bs.onPayload(p) {
-		return
-	}
+	w.bs.onPayload(p) // a refused connection is closed: its stream ends
 }
 
 func (w wireStream) Closed() { w.bs.end() }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -394,7 +395,7 @@ func (c *Conn) onMessages(st *stream, p []byte) error {
 			}
 			if n > max {
 				return c.failStream(st, &Status{Code: ResourceExhausted,
-					Msg: "grpc: received message larger than max (" + itoa(n) + " vs. " + itoa(max) + ")"})
+					Msg: "grpc: received message larger than max (" + strconv.Itoa(n) + " vs. " + strconv.Itoa(max) + ")"})
 			}
 			st.rbuf, st.need = nil, n+1 // need-1 bytes of body to come
 			if n == 0 {
@@ -667,18 +668,4 @@ func (c *Conn) teardown() {
 	if c.s.cfg.OnClose != nil {
 		c.s.cfg.OnClose(c)
 	}
-}
-
-func itoa(n int) string {
-	var b [20]byte
-	i := len(b)
-	if n == 0 {
-		return "0"
-	}
-	for n > 0 {
-		i--
-		b[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return string(b[i:])
 }

@@ -30,7 +30,6 @@ const (
 const (
 	settingHeaderTableSize   = 0x1
 	settingEnablePush        = 0x2
-	settingMaxConcurrent     = 0x3
 	settingInitialWindowSize = 0x4
 	settingMaxFrameSize      = 0x5
 	settingMaxHeaderListSize = 0x6

@@ -53,9 +53,6 @@ type Stream struct {
 // Conn is the stream's connection.
 func (s *Stream) Conn() *Conn { return s.c }
 
-// Method is the stream's path ("/Service/method").
-func (s *Stream) Method() string { return s.st.method }
-
 // Send writes one message to the client; it waits while the client's
 // flow-control windows are full. Sends may come from any goroutine.
 func (s *Stream) Send(msg []byte) error {

@@ -271,20 +271,13 @@ func TestStreamEnds(t *testing.T) {
 	_, addr, h := startWire(t, nil)
 	cc := dialWire(t, addr)
 	cs, cancel := openStream(t, cc)
-	m := []byte("hi")
-	if err := cs.SendMsg(&m); err != nil {
-		t.Fatal(err)
-	}
-	var got []byte
-	if err := cs.RecvMsg(&got); err != nil {
-		t.Fatal(err)
-	}
+	echo(t, cs, "hi")
 	cancel()
 	waitFor(t, func() bool { return h.closed.Load() == 1 })
 
 	cs, cancel = openStream(t, cc)
 	defer cancel()
-	m = []byte("finish")
+	m, got := []byte("finish"), []byte(nil)
 	if err := cs.SendMsg(&m); err != nil {
 		t.Fatal(err)
 	}
@@ -306,30 +299,31 @@ func TestConnEnds(t *testing.T) {
 	cc := dialWire(t, addr)
 	cs, cancel := openStream(t, cc)
 	defer cancel()
-	m := []byte("hi")
-	if err := cs.SendMsg(&m); err != nil {
-		t.Fatal(err)
-	}
-	var got []byte
-	if err := cs.RecvMsg(&got); err != nil {
-		t.Fatal(err)
-	}
+	echo(t, cs, "hi")
 	cc.Close()
 	waitFor(t, func() bool { return h.closed.Load() == 1 && closed.Load() == 1 && s.Conns() == 0 })
 	cc2 := dialWire(t, addr)
 	cs2, cancel2 := openStream(t, cc2)
 	defer cancel2()
-	if err := cs2.SendMsg(&m); err != nil {
-		t.Fatal(err)
-	}
-	if err := cs2.RecvMsg(&got); err != nil {
-		t.Fatal(err)
-	}
+	echo(t, cs2, "hi")
 	s.Close()
+	var got []byte
 	if err := cs2.RecvMsg(&got); err == nil {
 		t.Fatal("stream alive after Close")
 	}
 	waitFor(t, func() bool { return h.closed.Load() == 2 && closed.Load() == 2 && connected.Load() == 2 })
+}
+
+// echo sends msg on a stream of the echo handler and reads it back.
+func echo(t *testing.T, cs grpc.ClientStream, msg string) {
+	t.Helper()
+	m, got := []byte(msg), []byte(nil)
+	if err := cs.SendMsg(&m); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.RecvMsg(&got); err != nil || string(got) != msg {
+		t.Fatalf("echo of %q: %q, %v", msg, got, err)
+	}
 }
 
 func waitFor(t *testing.T, cond func() bool) {

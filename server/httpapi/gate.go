@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strconv"
 	"sync/atomic"
@@ -208,31 +207,15 @@ func (g *gate) cp(c *fiber.Ctx, run func() error) error {
 	return g.forward(c, run, "")
 }
 
-// LeaderVerifier is the part of the raft state that confirms with a
-// quorum that this node still leads (raftstore.Store.VerifyLeader).
-type LeaderVerifier interface{ VerifyLeader() error }
-
-// confirmNoop: a CP write whose handler made no raft write answered from
-// this node's state alone (nothing to change, not found), which is only
-// right if this node still leads. A leader paused or cut off keeps
-// believing it does until a raft round tells it otherwise, and a write
-// that found nothing to do makes none (issue 23, checker seed 707: a
-// metadata batch answered `updated: []` from a 6-second-old view by a
-// leader just back from a pause). So the leadership is confirmed first;
+// confirmNoop: a CP write whose handler made no raft write is answered
+// only once the leadership is confirmed (leader.Router.ConfirmUnwritten);
 // if it is gone, the request goes to the new leader as a refused write.
 func (g *gate) confirmNoop(note *raftstore.WriteNote, err error) error {
-	if note.Proposed() || isNotLeader(err) || errors.Is(err, raftstore.ErrLeadershipLost) {
+	if g.router == nil || isNotLeader(err) || errors.Is(err, raftstore.ErrLeadershipLost) {
 		return err
 	}
-	v, ok := g.Raft.(LeaderVerifier)
-	if !ok {
-		return err
-	}
-	if verr := v.VerifyLeader(); verr != nil {
-		if isNotLeader(verr) {
-			return verr
-		}
-		return fmt.Errorf("%w: %w", raftstore.ErrNotLeader, verr) // nothing was written: safe to send on
+	if cerr := g.router.ConfirmUnwritten(note); cerr != nil {
+		return cerr
 	}
 	return err
 }

@@ -176,6 +176,37 @@ func (r *Router) After(ctx context.Context, w Write, err error) error {
 	return err
 }
 
+// Verifier is the part of the raft state that confirms with a quorum
+// that this node still leads (raftstore.Store.VerifyLeader); a State
+// without it is trusted.
+type Verifier interface{ VerifyLeader() error }
+
+// ConfirmUnwritten is for a CP write this node ran believing it led whose
+// handler made no raft write (note: nothing to change, not found): its
+// answer came from this node's state alone, which a leader back from a
+// pause or a partition holds until a raft round tells it another node
+// leads (issue 23, checker seed 707: a metadata batch answered `updated:
+// []` from a 6-second-old view). It confirms the leadership — one
+// heartbeat round; a write that reached raft needs none — and returns an
+// error wrapping raftstore.ErrNotLeader when it is gone: nothing was
+// written, so the edge sends the request to the new leader.
+func (r *Router) ConfirmUnwritten(note *raftstore.WriteNote) error {
+	if note.Proposed() {
+		return nil
+	}
+	v, ok := r.cfg.State.(Verifier)
+	if !ok {
+		return nil
+	}
+	if err := v.VerifyLeader(); err != nil {
+		if IsNotLeader(err) {
+			return err
+		}
+		return fmt.Errorf("%w: %w", raftstore.ErrNotLeader, err)
+	}
+	return nil
+}
+
 // IsNotLeader reports a write refused because this node is not (or no
 // longer) the leader, with nothing written.
 func IsNotLeader(err error) bool { return err != nil && errors.Is(err, raftstore.ErrNotLeader) }
