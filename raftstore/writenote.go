@@ -41,7 +41,10 @@ func (n *WriteNote) Err() error {
 	return n.err
 }
 
-// Proposed reports whether a write with the context reached raft.
+// Proposed reports whether a write with the context reached raft, or was
+// refused because this node cannot write its raft log (ErrStorage: the
+// answer is the disk's error, not a view of local state, and confirming
+// the leadership would only hide that error behind a no-leader answer).
 func (n *WriteNote) Proposed() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -64,9 +67,14 @@ func NoteProposal(ctx context.Context) {
 // (Store's writes do; for other stores, e.g. tests' fakes).
 func NoteWrite(ctx context.Context, err error) { noteWrite(ctx, err) }
 
-// noteWrite records err in ctx's WriteNote when it is a leadership error.
+// noteWrite records err in ctx's WriteNote when it is a leadership error,
+// and a storage error as a write that reached raft (Proposed).
 func noteWrite(ctx context.Context, err error) {
-	if err == nil || !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrLeadershipLost) {
+	if err == nil {
+		return
+	}
+	storage := errors.Is(err, ErrStorage)
+	if !storage && !errors.Is(err, ErrNotLeader) && !errors.Is(err, ErrLeadershipLost) {
 		return
 	}
 	n, _ := ctx.Value(writeNoteKey{}).(*WriteNote)
@@ -74,7 +82,9 @@ func noteWrite(ctx context.Context, err error) {
 		return
 	}
 	n.mu.Lock()
-	if n.err == nil {
+	if storage {
+		n.proposed = true
+	} else if n.err == nil {
 		n.err = err
 	}
 	n.mu.Unlock()
