@@ -293,7 +293,10 @@ func (g *gate) afterLeaderRun(c *fiber.Ctx, run func() error, err error) error {
 }
 
 // mixed runs a write with an AP and a CP half on the service's Distro
-// owner, the CP half first on the raft leader.
+// owner, the CP half first on the raft leader. On a node that believes it
+// leads, both halves run here; a CP half that made no raft write is
+// confirmed as a CP write is (confirmNoop), and when the leadership is
+// gone the CP half goes to the new leader and the AP half runs here again.
 func (g *gate) mixed(c *fiber.Ctx, run func() error) error {
 	if g.forwarded(c) {
 		return g.onLeader(c, run)
@@ -301,8 +304,16 @@ func (g *gate) mixed(c *fiber.Ctx, run func() error) error {
 	if target, ok := g.distroTarget(c); ok {
 		return g.distroProxy(c, target)
 	}
-	if g.Forward == nil || g.Raft == nil || g.Raft.IsLeader() {
+	if g.Forward == nil || g.Raft == nil {
 		return g.afterLeaderRun(c, run, runNoted(c, run))
+	}
+	if g.Raft.IsLeader() {
+		note, err := runNotedWith(c, run)
+		err = g.confirmNoop(note, err)
+		if !isNotLeader(err) {
+			return g.afterLeaderRun(c, run, err)
+		}
+		c.Response().Reset()
 	}
 	return g.forward(c, run, "persistent")
 }

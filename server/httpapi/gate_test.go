@@ -199,6 +199,35 @@ func TestGateConfirmsLeadershipBeforeANoop(t *testing.T) {
 	}
 }
 
+// TestGateConfirmsLeadershipBeforeAMixedNoop: a metadata batch (an AP and
+// a CP half) on a deposed leader whose CP half found nothing to write sends
+// the CP half to the new leader and runs the AP half here again, as a
+// follower does (issue 23: the mixed path had no leadership check).
+func TestGateConfirmsLeadershipBeforeAMixedNoop(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "C"}
+	st.verify = func() error { st.set("A"); return &raftstore.NotLeaderError{LeaderID: "A"} }
+	var calls []string
+	fwd := func(_ context.Context, addr, _, _ string, h http.Header, _ []byte) (int, http.Header, []byte, error) {
+		calls = append(calls, addr+" "+h.Get(HeaderPart))
+		return 200, http.Header{HeaderApplied: {"9"}}, []byte(`{"updated":["p"]}`), nil
+	}
+	var parts []Part
+	app := gateApp(t, st, Mixed, fwd, func(c *fiber.Ctx) error {
+		part, answer := PartOf(c)
+		parts = append(parts, part)
+		if part == PartEphemeral {
+			return c.SendString(`{"ap":"e","cp":` + string(answer) + `}`)
+		}
+		return c.SendString(`{"updated":[]}`)
+	})
+	if _, body := post(t, app, nil); body != `{"ap":"e","cp":{"updated":["p"]}}` || strings.Join(calls, ",") != "A persistent" {
+		t.Fatalf("answer %q after forwards to %v (parts run here %v)", body, calls, parts)
+	}
+	if fmt.Sprint(st.waited) != "[9]" {
+		t.Fatalf("answered before applying the leader's index: waited for %v", st.waited)
+	}
+}
+
 // TestGateWaitsForTheNextLeader is issue 23's fifth defect: right after the
 // leader is killed a follower still knows it as leader; a refused
 // connection (the write was not delivered) now waits for the next leader
