@@ -85,6 +85,11 @@ type Config struct {
 	// them. They are in snapshots like the others (package cold).
 	DiskBuckets []string
 
+	// WriteIDKeep is how long the id of a write made with a write id
+	// (WithWriteID) is kept, so that a copy of it sent again applies once
+	// (0 = 2 minutes; the leader deletes expired ids every quarter of it).
+	WriteIDKeep time.Duration
+
 	// Logger receives the store's and raft's logs; nil discards them.
 	Logger *slog.Logger
 }
@@ -127,6 +132,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CloseSnapshotBytes == 0 {
 		c.CloseSnapshotBytes = 1 << 20
+	}
+	if c.WriteIDKeep <= 0 {
+		c.WriteIDKeep = 2 * time.Minute
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

@@ -49,7 +49,8 @@ type Store struct {
 	dir    *dirLock   // the directory's lock (dirlock_unix.go)
 	mark   *watermark // the applied index across restarts (watermark.go)
 
-	compactor *compactor // size-triggered snapshots (compact.go)
+	compactor   *compactor    // size-triggered snapshots (compact.go)
+	sweeperDone chan struct{} // closed when sweepWriteIDs ends (writeid.go)
 
 	// writes that met raft's ErrLeadershipLost, and those whose outcome
 	// could not be found out (outcome.go)
@@ -87,7 +88,7 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	s := &Store{cfg: cfg, log: cfg.Logger, closed: make(chan struct{})}
+	s := &Store{cfg: cfg, log: cfg.Logger, closed: make(chan struct{}), sweeperDone: make(chan struct{})}
 	if err := s.open(); err != nil {
 		s.shutdown()
 		return nil, err
@@ -281,6 +282,7 @@ func (s *Store) open() error {
 	s.raft = r
 	s.compactor = c
 	go c.run()
+	go s.sweepWriteIDs(s.sweeperDone)
 	err = s.catchUp()
 	s.logs.dropPages() // the replay read the log
 	return err
@@ -392,6 +394,7 @@ func (s *Store) shutdown() {
 		}
 		if s.compactor != nil {
 			<-s.compactor.done // its Snapshot ended with raft's shutdown
+			<-s.sweeperDone    // started with it
 		}
 		if s.logs != nil {
 			s.logs.closeWrites()
@@ -449,7 +452,15 @@ func (s *Store) isClosed() bool {
 // the write may still be applied later.
 //
 // Apply copies b: the caller may reuse its slices once Apply is called.
+//
+// With a write id in ctx (WithWriteID), the write applies once however
+// many copies of it reach a leader (writeid.go).
 func (s *Store) Apply(ctx context.Context, b Batch) (index uint64, err error) {
+	return s.apply(ctx, b, nextWriteKey(ctx))
+}
+
+// apply is Apply with the write's id key ("" for none).
+func (s *Store) apply(ctx context.Context, b Batch, wkey string) (index uint64, err error) {
 	defer func() { noteWrite(ctx, err) }()
 	if s.isClosed() {
 		return 0, ErrClosed
@@ -461,6 +472,10 @@ func (s *Store) Apply(ctx context.Context, b Batch) (index uint64, err error) {
 		if s.fsm.isCold(c.Bucket) {
 			return 0, fmt.Errorf("raftstore: cond %d: bucket %q is kept on disk and takes no conditions: %w", i, c.Bucket, ErrInvalidBatch)
 		}
+	}
+	if wkey != "" {
+		b = withWriteKey(b, wkey, time.Now())
+		defer func() { index, err = writeKeyOutcome(index, err, s.AppliedIndex) }()
 	}
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("raftstore: apply: %w", err)

@@ -64,6 +64,7 @@ func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, err
 		return 0, err
 	}
 	var lastErr error
+	wkey := nextWriteKey(ctx) // one key for every attempt: they are one write
 	for range maxUpdateAttempts {
 		b, err := build()
 		if err != nil {
@@ -72,7 +73,7 @@ func (s *Store) Update(ctx context.Context, keys []Key, build func() (Batch, err
 		if len(b.Ops) == 0 {
 			return 0, nil
 		}
-		idx, err := s.Apply(ctx, b)
+		idx, err := s.apply(ctx, b, wkey)
 		if err == nil || !errors.Is(err, ErrCondFailed) {
 			return idx, err
 		}

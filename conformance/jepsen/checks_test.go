@@ -491,3 +491,17 @@ func TestAvailability(t *testing.T) {
 		t.Fatalf("cfg.put in kill-leader: %+v", put)
 	}
 }
+
+// TestSlotListedTwice: a list naming a slot's instance twice counts the
+// second copy as extra (check 3 flags it) instead of letting the copy that
+// comes last decide the slot's value.
+func TestSlotListedTwice(t *testing.T) {
+	body := `{"hosts":[{"ip":"127.0.0.20","port":9161,"metadata":{"v":"new"}},{"ip":"127.0.0.20","port":9161,"metadata":{"v":"old"}},{"ip":"127.0.0.20","port":9160,"metadata":{"v":"a"}}]}`
+	slots, extra, err := parseSlots(body, "127.0.0.20", 9160, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if extra != 1 || slots[1].V != "new" || slots[0].V != "a" || slots[2].P {
+		t.Fatalf("slots %+v extra %d; want slot 1 = new, slot 0 = a, one extra", slots, extra)
+	}
+}

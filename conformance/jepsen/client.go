@@ -143,7 +143,10 @@ type hostsAnswer struct {
 }
 
 // parseSlots reads a persistent service's list: slot i is the instance on
-// clientIP:basePort+i; other hosts are counted in extra.
+// clientIP:basePort+i; other hosts, and a slot's host listed again, are
+// counted in extra (a node must list an instance once: a second, stale
+// copy of a slot would otherwise hide or fake its value, depending on
+// which came last).
 func parseSlots(body, clientIP string, basePort, slots int) ([]Slot, int, error) {
 	var h hostsAnswer
 	if err := json.Unmarshal([]byte(body), &h); err != nil {
@@ -153,7 +156,7 @@ func parseSlots(body, clientIP string, basePort, slots int) ([]Slot, int, error)
 	extra := 0
 	for _, x := range h.Hosts {
 		i := x.Port - basePort
-		if x.IP != clientIP || i < 0 || i >= slots {
+		if x.IP != clientIP || i < 0 || i >= slots || out[i].P {
 			extra++
 			continue
 		}

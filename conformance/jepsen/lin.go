@@ -473,7 +473,7 @@ func CheckFinal(run *Run, opt LinOptions) *Result {
 			continue
 		}
 		if op.Kind == PIList && op.Extra > 0 {
-			r.add(fmt.Sprintf("node %d lists %d instance(s) of %s nobody registered", op.Node+1, op.Extra, op.Key), op)
+			r.add(fmt.Sprintf("node %d lists %d instance(s) of %s nobody registered, or an instance twice", op.Node+1, op.Extra, op.Key), op)
 		}
 		// a direct explanation: an acknowledged write definitely after
 		// every write that could have produced what the node holds

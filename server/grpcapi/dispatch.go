@@ -27,6 +27,9 @@ type Call struct {
 	forwardedIP string
 	// notLeader: the handler's CP write was refused as not leader (Wrote).
 	notLeader bool
+	// writeID is an idempotent write's id (raftstore.WithWriteID): chosen
+	// by the node the client sent it to, carried by every copy forwarded.
+	writeID string
 }
 
 // Wrote records the outcome of a CP handler's write: a refusal because
@@ -168,6 +171,7 @@ func (s *Server) Dispatch(ctx context.Context, connID string, p *remote.Payload)
 	call := &Call{Conn: conn, Req: req, Payload: p}
 	if fwd := p.Metadata.Headers[HeaderForwarded]; fwd != "" && conn.Cluster() && s.fromNode(p) {
 		call.Forwarded, call.forwardedIP = true, p.Metadata.Headers[HeaderClientIP]
+		call.writeID = p.Metadata.Headers[HeaderWriteID]
 		if ClassOf(typ) == CP {
 			return s.onLeader(ctx, rt, call)
 		}

@@ -35,6 +35,9 @@ const (
 	// HeaderUnknown: the node reached lost the leadership while committing
 	// the write (its outcome is unknown).
 	HeaderUnknown = "X-Nacosd-Unknown"
+	// HeaderWriteID is an idempotent write's id (raftstore.WithWriteID),
+	// the same on every copy sent, so that the write applies once.
+	HeaderWriteID = "X-Nacosd-Write-Id"
 )
 
 // Sender sends a CP request to the raft leader over a cluster connection
@@ -70,6 +73,10 @@ func (f *Sender) Send(ctx context.Context, leaderAddr string, c *Call) (*remote.
 		h[k] = v
 	}
 	h[HeaderForwarded], h[HeaderClientIP] = f.Self, c.ClientIP()
+	delete(h, HeaderWriteID)
+	if c.writeID != "" {
+		h[HeaderWriteID] = c.writeID
+	}
 	if f.Sign != nil {
 		f.Sign(func(k, v string) { h[k] = v })
 	}
@@ -186,10 +193,13 @@ func writeFailure(err error) string {
 // else sent there before any handler runs; the answer is the leader's,
 // relayed once this node applied it.
 func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Payload {
+	if idempotentTypes[rt.Type] {
+		call.writeID = raftstore.NewWriteID() // sent again when the outcome is unknown: applied once
+	}
 	var out *remote.Payload
 	w := leader.Write{Name: rt.Type, Idempotent: idempotentTypes[rt.Type],
 		Here: func() error {
-			hctx, note := raftstore.WithWriteNote(ctx)
+			hctx, note := raftstore.WithWriteNote(raftstore.WithWriteID(ctx, call.writeID))
 			out = s.runHandler(hctx, rt, call)
 			if call.notLeader {
 				call.notLeader = false
@@ -230,7 +240,7 @@ func (s *Server) onLeader(ctx context.Context, rt *Route, call *Call) *remote.Pa
 	if notLeader {
 		out = remote.Encode(rt.refuse(leader.ErrNoLeader))
 	} else {
-		out = s.runHandler(ctx, rt, call)
+		out = s.runHandler(raftstore.WithWriteID(ctx, call.writeID), rt, call)
 		notLeader = call.notLeader
 	}
 	out.Metadata.Headers = map[string]string{}

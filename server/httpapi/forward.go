@@ -35,6 +35,10 @@ const (
 	// reached lost the leadership while committing: its outcome is
 	// unknown; an idempotent write goes to the next leader again.
 	HeaderUnknown = "X-Nacosd-Unknown"
+	// HeaderWriteID carries an idempotent write's id (raftstore.WithWriteID)
+	// to the leader, the same on every copy sent: a copy that reaches raft
+	// after an earlier one was applied changes nothing.
+	HeaderWriteID = "X-Nacosd-Write-Id"
 )
 
 // RaftState is what the gate needs of the local CP store.
@@ -68,12 +72,15 @@ func (g *gate) forward(c *fiber.Ctx, run func() error, part string) error {
 	header := http.Header{}
 	req.Header.VisitAll(func(k, v []byte) {
 		switch strings.ToLower(string(k)) {
-		case "host", "content-length", "connection", "transfer-encoding", "keep-alive", strings.ToLower(HeaderPart):
+		case "host", "content-length", "connection", "transfer-encoding", "keep-alive", strings.ToLower(HeaderPart), strings.ToLower(HeaderWriteID):
 			return
 		}
 		header.Add(string(k), string(v))
 	})
 	header.Set(HeaderForwarded, g.Self)
+	if id, _ := c.Locals(writeIDKey).(string); id != "" {
+		header.Set(HeaderWriteID, id)
+	}
 	if part != "" {
 		header.Set(HeaderPart, part)
 	}

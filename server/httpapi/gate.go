@@ -61,6 +61,7 @@ const (
 	partKey       = "nacosd.gate.part"
 	partAnswerKey = "nacosd.gate.partAnswer"
 	idemKey       = "nacosd.gate.idempotent"
+	writeIDKey    = "nacosd.gate.writeID"
 )
 
 // Part is which half of a Mixed write a handler runs.
@@ -156,7 +157,14 @@ func (g *gate) serve(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if rt != nil && (class == CP || class == Mixed) && rt.idempotent(c) {
+		// sent again when its outcome is unknown: its id makes it apply
+		// once (the forwarding node chose it; a client's is dropped)
 		c.Locals(idemKey, true)
+		id := string(c.Request().Header.Peek(HeaderWriteID))
+		if id == "" || !g.forwarded(c) {
+			id = raftstore.NewWriteID()
+		}
+		c.Locals(writeIDKey, id)
 	}
 	if class == Read && rt != nil && g.Behind != nil && g.Behind() && freshRead(rt.Path) {
 		if done, err := g.caughtUp(c); done {
@@ -192,6 +200,7 @@ func (g *gate) dropForgedForward(c *fiber.Ctx) {
 	if !g.Auth.Identity().Verify(func(k string) string { return string(c.Request().Header.Peek(k)) }) {
 		c.Request().Header.Del(HeaderForwarded)
 		c.Request().Header.Del(HeaderPart)
+		c.Request().Header.Del(HeaderWriteID)
 	}
 }
 
@@ -234,6 +243,9 @@ func runNoted(c *fiber.Ctx, run func() error) error {
 // runNotedWith is runNoted that also returns the note.
 func runNotedWith(c *fiber.Ctx, run func() error) (*raftstore.WriteNote, error) {
 	ctx, note := raftstore.WithWriteNote(c.UserContext())
+	if id, _ := c.Locals(writeIDKey).(string); id != "" {
+		ctx = raftstore.WithWriteID(ctx, id) // numbered afresh on every run
+	}
 	c.SetUserContext(ctx)
 	err := run()
 	if nerr := note.Err(); nerr != nil && !isNotLeader(err) && !errors.Is(err, raftstore.ErrLeadershipLost) {

@@ -228,6 +228,38 @@ func TestGateConfirmsLeadershipBeforeAMixedNoop(t *testing.T) {
 	}
 }
 
+// TestGateSendsOneWriteIDOnEveryCopy: an idempotent write sent again
+// after its outcome was unknown carries the id its first copy carried, so
+// the leader applies it once (raftstore.WithWriteID; checker seed 705); a
+// client's own id header is not trusted.
+func TestGateSendsOneWriteIDOnEveryCopy(t *testing.T) {
+	st := &fakeRaft{self: "C", leader: "A"}
+	var ids []string
+	fwd := func(_ context.Context, addr, _, _ string, h http.Header, _ []byte) (int, http.Header, []byte, error) {
+		ids = append(ids, addr+" "+h.Get(HeaderWriteID))
+		if addr == "A" {
+			go st.set("B") // A was cut off after it took the write
+			return 0, nil, nil, io.ErrUnexpectedEOF
+		}
+		return 200, http.Header{HeaderApplied: {"3"}}, []byte("ok"), nil
+	}
+	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: CP, Idempotent: true,
+		Handler: func(*fiber.Ctx) error { t.Error("a follower ran a CP handler"); return nil }}})
+	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
+	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: fwd, Self: st.self}))
+	table.Mount(app.Group("/nacos"))
+	if _, body := post(t, app, map[string]string{HeaderWriteID: "forged"}); body != "ok" {
+		t.Fatalf("answer %q after sends %v", body, ids)
+	}
+	if len(ids) != 2 {
+		t.Fatalf("sends %v; want A then B", ids)
+	}
+	a, b := strings.TrimPrefix(ids[0], "A "), strings.TrimPrefix(ids[1], "B ")
+	if a == "" || a == "forged" || a != b {
+		t.Fatalf("write ids of the two copies: %q, %q; want one id of this node's choosing", a, b)
+	}
+}
+
 // TestGateWaitsForTheNextLeader is issue 23's fifth defect: right after the
 // leader is killed a follower still knows it as leader; a refused
 // connection (the write was not delivered) now waits for the next leader
