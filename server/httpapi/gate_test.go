@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/nacosd/nacosd/raftstore"
+	"github.com/nacosd/nacosd/raftstore/raftstoretest"
 )
 
 // fakeRaft is a node's view of raft: the leader it knows, whether it is
@@ -257,6 +258,47 @@ func TestGateSendsOneWriteIDOnEveryCopy(t *testing.T) {
 	a, b := strings.TrimPrefix(ids[0], "A "), strings.TrimPrefix(ids[1], "B ")
 	if a == "" || a == "forged" || a != b {
 		t.Fatalf("write ids of the two copies: %q, %q; want one id of this node's choosing", a, b)
+	}
+}
+
+// TestGateAppliesAForwardedCopyOnce: on the leader, two copies of one
+// forwarded write (the same write id) apply once, so a write made between
+// them stays; a client's id header without the forwarded mark is ignored.
+func TestGateAppliesAForwardedCopyOnce(t *testing.T) {
+	store := raftstoretest.New(t)
+	st := &fakeRaft{self: "A", leader: "A"}
+	value := "v1"
+	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: CP, Idempotent: true,
+		Handler: func(c *fiber.Ctx) error {
+			_, err := store.Apply(c.UserContext(), raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: "b", Key: "k", Value: []byte(value)}}})
+			if err != nil {
+				return err
+			}
+			return c.SendString("ok")
+		}}})
+	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
+	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: func(context.Context, string, string, string, http.Header, []byte) (int, http.Header, []byte, error) {
+		t.Error("the leader forwarded")
+		return 0, nil, nil, io.EOF
+	}, Self: st.self}))
+	table.Mount(app.Group("/nacos"))
+	copyOf := map[string]string{HeaderForwarded: "C", HeaderWriteID: "w1"}
+	get := func() string { r, _ := store.Get("b", "k"); return string(r.Value) }
+
+	if _, body := post(t, app, copyOf); body != "ok" || get() != "v1" {
+		t.Fatalf("first copy: %q, k = %q", body, get())
+	}
+	value = "between"
+	if _, body := post(t, app, map[string]string{HeaderForwarded: "C", HeaderWriteID: "w2"}); body != "ok" || get() != "between" {
+		t.Fatalf("another write: %q, k = %q", body, get())
+	}
+	value = "v1"
+	if _, body := post(t, app, copyOf); body != "ok" || get() != "between" {
+		t.Fatalf("second copy: %q, k = %q; want the write made in between kept", body, get())
+	}
+	// a client's own id (no forwarded mark) is not an id: applied
+	if _, body := post(t, app, map[string]string{HeaderWriteID: "w2"}); body != "ok" || get() != "v1" {
+		t.Fatalf("client's id header: %q, k = %q; want applied", body, get())
 	}
 }
 
