@@ -216,6 +216,7 @@ type Distro struct {
 	lastSize map[string]int                      // target → instances its last sync carried
 	failing  map[string]bool                     // targets whose last sync failed (logged once)
 	verifies map[string]bool                     // source → checksums being processed
+	removed  removals                            // instances removed by an owner (removed.go)
 
 	initialized atomic.Bool // loaded, or LoadWait passed
 	loaded      atomic.Bool // a load succeeded
@@ -267,6 +268,7 @@ type Stats struct {
 	KeysRemoved, DatumsReceived          atomic.Int64
 	DatumsRefused                        atomic.Int64 // lists a non-owner sent (OnDatums)
 	Refreshed                            atomic.Int64 // lists fetched after a proxied write (Refresh)
+	RemovedDropped                       atomic.Int64 // copies of removed instances dropped from applied lists (removed.go)
 	StatusSent, StatusReceived, Statuses atomic.Int64
 }
 
@@ -296,6 +298,7 @@ func (d *Distro) Start(ctx context.Context) {
 	}()
 	d.tasks.Every(d.cfg.Tick, d.cfg.Tick, d.tick)
 	d.tasks.Every(d.cfg.VerifyInterval, d.cfg.VerifyInterval, d.verifyRound)
+	d.tasks.Every(RemovedKeep/4, RemovedKeep/4, d.forgetRemovals)
 	d.tasks.Every(d.cfg.StatusDelay, d.cfg.StatusInterval, d.statusRound)
 	d.tasks.Every(d.cfg.BeatInterval, d.cfg.BeatInterval, d.beatRound)
 	d.startLoad()

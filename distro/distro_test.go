@@ -67,7 +67,7 @@ func (f *fakeStore) deregister(ref ServiceRef, key string) {
 	delete(f.data[ref], key)
 	f.mu.Unlock()
 	if ok {
-		f.emit(ListChange{Ref: ref, Op: EditRemove, Key: key, Ship: true})
+		f.emit(ListChange{Ref: ref, Op: EditRemove, Key: key, Ship: true, Deregistered: true})
 	}
 }
 

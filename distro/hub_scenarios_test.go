@@ -428,3 +428,44 @@ func TestChecksumRoundRemoves(t *testing.T) {
 
 // verifyEvery is the default checksum round (Config.VerifyInterval).
 const verifyEvery = 5 * time.Second
+
+// TestMajorityDeregistrationSurvivesHeal is checker seed 908: the owner of
+// a service is cut off; the others take the service over, and a client
+// deregisters there; when the links heal, the cut-off member (the owner
+// again) still lists the instance, and the union of its list with the
+// others' (neither side may drop what the other took) brought it back on
+// every member until it expired. The deregistration now travels with the
+// syncs (removed.go) and wins over copies that did not beat after it.
+func TestMajorityDeregistrationSurvivesHeal(t *testing.T) {
+	t.Parallel()
+	for off := range 12 {
+		t.Run(fmt.Sprint(off), func(t *testing.T) {
+			t.Parallel()
+			h := newHub(t, 3)
+			a, b, c := h.addrs[0], h.addrs[1], h.addrs[2]
+			svcs := h.services(2, func(s string) bool { return ownerIn(s, a, b, c) == c })
+			h.clientsOn(svcs, 2)
+			gone := []*hubClient{}
+			for i, svc := range svcs {
+				gone = append(gone, h.client(ref(svc), fmt.Sprintf("10.9.%d.1", i), off))
+			}
+			h.eventually(time.Second, h.converged)
+			h.isolate(c)
+			h.setView(a, a, b)
+			h.setView(b, a, b)
+			h.setView(c, c)
+			h.run(3 * time.Second)
+			for _, g := range gone {
+				h.stopClient(g) // taken by a or b, the owners on their side
+			}
+			h.run(5*time.Second + time.Duration(off)*300*time.Millisecond)
+			h.heal()
+			for i := range 3 { // the views catch up in turn
+				h.setView(h.addrs[(i+off)%3], a, b, c)
+				h.run(time.Duration(off%4) * 700 * time.Millisecond)
+			}
+			h.eventually(15*time.Second, h.converged)
+			h.noBlinks()
+		})
+	}
+}

@@ -241,7 +241,7 @@ func (n *hubNode) handle(r Request) Response {
 	}
 	switch r.Method + " " + r.Path {
 	case "PUT /v1/ns/distro/datum":
-		if err := n.d.OnDatums(r.Body, Sender{Addr: r.Header.Get(HeaderSource), Partial: r.Header.Get(HeaderPartial) != ""}); err != nil {
+		if err := n.d.OnDatums(r.Body, Sender{Addr: r.Header.Get(HeaderSource), Partial: r.Header.Get(HeaderPartial) != "", Removed: r.Header.Get(HeaderRemoved)}); err != nil {
 			var refused ErrRefused
 			if errors.As(err, &refused) {
 				return Response{Status: http.StatusConflict, Body: []byte(err.Error())}
@@ -333,7 +333,9 @@ func (h *hub) request(c *hubClient, register bool) {
 			}
 		}
 		if register || !slices.Contains(owner.st.keys(c.ref), DatumKey(c.in)) {
-			owner.st.register(c.ref, c.in)
+			in := c.in
+			in.LastBeat = h.clk.Now().UnixMilli() // a registration is a beat
+			owner.st.register(c.ref, in)
 		}
 		return
 	}

@@ -22,6 +22,8 @@ const (
 type Sender struct {
 	Addr    string
 	Partial bool
+	// Removed is the sync's HeaderRemoved (removed.go).
+	Removed string
 }
 
 // OnDatums is PUT /v1/ns/distro/datum (DistroController.onSyncDatum): every
@@ -62,6 +64,7 @@ func (d *Distro) OnDatums(body []byte, from Sender) error {
 		return ErrEmptyEntity
 	}
 	d.stats.DatumsReceived.Add(int64(len(datums)))
+	d.takeRemovedHeader(from.Removed)
 	m := d.mapping.Load()
 	owes := d.owed(from.Addr)
 	var refused []string
@@ -88,7 +91,7 @@ func (d *Distro) OnDatums(body []byte, from Sender) error {
 				continue
 			}
 		}
-		if err := d.cfg.Store.Apply(ref, list); err != nil {
+		if err := d.apply(ref, list); err != nil {
 			return err
 		}
 		if from.Addr != "" { // a nacosd member's sync

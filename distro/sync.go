@@ -19,6 +19,11 @@ import (
 // were applied.
 func (d *Distro) Changed(c ListChange) {
 	d.view.apply(c, d.cfg.Store)
+	if c.Ship && c.Deregistered {
+		d.mu.Lock()
+		d.noteRemovedLocked(c.Ref, d.cfg.Clock.Now().UnixMilli(), c.Key)
+		d.mu.Unlock()
+	}
 	if c.Ship {
 		d.queue(c.Ref, d.cfg.SyncDelay)
 	}
@@ -170,6 +175,11 @@ func (d *Distro) sync(target string, refs []ServiceRef) {
 	h.Set(HeaderSource, d.self) // a Java member ignores it
 	if partial {
 		h.Set(HeaderPartial, "true")
+	}
+	if d.cfg.Members.IsNacosd(target) {
+		if v := d.removedHeader(refs); v != "" {
+			h.Set(HeaderRemoved, v)
+		}
 	}
 	_, err := d.do(d.ctx, Request{Method: http.MethodPut, Addr: target, Path: "/v1/ns/distro/datum", Header: h,
 		Body: compat.DatumsJSON(datums, compat.DatumBatchCapacity)})

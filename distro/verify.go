@@ -273,7 +273,7 @@ func (d *Distro) applyPayload(body []byte, owes func(ServiceRef) bool, nacosd bo
 		if owes(ref) {
 			list = d.union(ref, list, false)
 		}
-		if err := d.cfg.Store.Apply(ref, list); err != nil {
+		if err := d.apply(ref, list); err != nil {
 			errs = append(errs, err)
 			continue
 		}
@@ -308,7 +308,7 @@ func (d *Distro) applySnapshot(body []byte, nacosd bool) (int, error) {
 		if !ok {
 			continue
 		}
-		if err := d.cfg.Store.Apply(ref, d.union(ref, datums[k].Instances, true)); err != nil {
+		if err := d.apply(ref, d.union(ref, datums[k].Instances, true)); err != nil {
 			errs = append(errs, err)
 			continue
 		}

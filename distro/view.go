@@ -62,6 +62,9 @@ type ListChange struct {
 	// Ship: this node changed the list as the service's owner, and the
 	// other members get it.
 	Ship bool
+	// Deregistered: Key was removed by an explicit deregistration
+	// (removed.go keeps it from coming back).
+	Deregistered bool
 }
 
 // view is this node's Distro view of the ephemeral lists it holds (Java's

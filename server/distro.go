@@ -74,7 +74,7 @@ func distroChange(c naming.Change, ship bool) (distro.ListChange, bool) {
 		return distro.ListChange{}, false
 	}
 	lc := distro.ListChange{Ref: distro.ServiceRef{NamespaceID: c.NamespaceID, Service: c.Service}, Key: c.Key, Keys: c.Keys,
-		Ship: ship && c.Ships()}
+		Ship: ship && c.Ships(), Deregistered: c.Deregistered}
 	switch {
 	case c.Kind&naming.ChangedRemoved != 0:
 		lc.Op = distro.EditDropped

@@ -131,7 +131,8 @@ func (h *distroHandlers) putDatum(c *fiber.Ctx) error {
 		return err
 	}
 	from := distro.Sender{Addr: string(c.Request().Header.Peek(distro.HeaderSource)),
-		Partial: len(c.Request().Header.Peek(distro.HeaderPartial)) > 0}
+		Partial: len(c.Request().Header.Peek(distro.HeaderPartial)) > 0,
+		Removed: string(c.Request().Header.Peek(distro.HeaderRemoved))}
 	if err := h.Distro.OnDatums(body, from); err != nil {
 		if errors.Is(err, distro.ErrEmptyEntity) {
 			return compat.ServerError(err.Error())

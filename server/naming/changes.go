@@ -68,6 +68,10 @@ type Change struct {
 	// allocation for the event.
 	Key  string
 	Keys []string
+	// Deregistered: the instance Key was removed by an explicit
+	// deregistration (not an expiry): Distro keeps it from coming back
+	// from a stale copy (distro/removed.go).
+	Deregistered bool
 }
 
 // Ships reports whether Distro sends the service's list to the other
@@ -156,4 +160,10 @@ func (r *Registry) emit(ns, grouped string, kind ChangeKind) {
 // consumers in the order they were applied.
 func (r *Registry) emitEdit(ns, grouped string, kind ChangeKind, edit EditOp, key string, keys []string) {
 	r.changes.emit(Change{NamespaceID: ns, Service: grouped, Kind: kind, Edit: edit, Key: key, Keys: keys})
+}
+
+// emitDeregistered emits the explicit deregistration of the ephemeral
+// instance key.
+func (r *Registry) emitDeregistered(ns, grouped, key string) {
+	r.changes.emit(Change{NamespaceID: ns, Service: grouped, Kind: ChangedEphemeral, Edit: EditRemove, Key: key, Deregistered: true})
 }

@@ -97,7 +97,7 @@ func (r *Registry) DeregisterHeld(ctx context.Context, f InstanceForm, holder st
 	}
 	s.deregistered[key] = now
 	s.mu.Unlock()
-	r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditRemove, key, nil)
+	r.emitDeregistered(f.NamespaceID, f.ServiceName, key)
 	return true, nil
 }
 

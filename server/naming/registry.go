@@ -430,7 +430,7 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	}
 	s.mu.Unlock()
 	if found {
-		r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditRemove, key, nil)
+		r.emitDeregistered(f.NamespaceID, f.ServiceName, key)
 	}
 	return nil
 }
