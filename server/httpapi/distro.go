@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -271,6 +272,11 @@ func (g *gate) distroProxy(c *fiber.Ctx, target string) error {
 	})
 	header.Set("Content-Type", "application/x-www-form-urlencoded;charset=UTF-8")
 	header.Set("Request-Source", g.Distro.Self)
+	if isBeatPath(string(c.Request().URI().Path())) && header.Get(HeaderBeatReceived) == "" {
+		// the owner tells a beat held up on its way (a partition) from one
+		// sent after a deregistration (naming.BeatForm.ReceivedAt)
+		header.Set(HeaderBeatReceived, strconv.FormatInt(c.Context().Time().UnixMilli(), 10))
+	}
 	header.Set("Accept-Charset", "UTF-8")
 	status, body, err := g.Distro.Proxy(c.UserContext(), c.Method(), target, string(c.Request().URI().Path()), query, header, 2*time.Second)
 	c.Set(fiber.HeaderContentType, "application/json;charset=UTF-8")
@@ -290,8 +296,7 @@ func (g *gate) distroProxy(c *fiber.Ctx, target string) error {
 // register it, and that register is refreshed). A failed fetch is only
 // logged: the owner took the write, and its sync follows.
 func (g *gate) refreshAfterProxy(c *fiber.Ctx, owner string) {
-	path := string(c.Request().URI().Path())
-	if strings.HasSuffix(path, "/beat") || strings.HasSuffix(path, "/clientBeat") {
+	if isBeatPath(string(c.Request().URI().Path())) {
 		return
 	}
 	p := ParamsOf(c)
@@ -314,4 +319,13 @@ func javaTransportError(err error) string {
 		return "java.net.SocketTimeoutException: Read timed out"
 	}
 	return "java.io.IOException: " + s
+}
+
+// HeaderBeatReceived is, on a beat proxied to the service's owner, when
+// the member the client sent it to received it (unix ms).
+const HeaderBeatReceived = "X-Nacosd-Beat-Received"
+
+// isBeatPath reports whether path is an instance beat.
+func isBeatPath(path string) bool {
+	return strings.HasSuffix(path, "/beat") || strings.HasSuffix(path, "/clientBeat")
 }

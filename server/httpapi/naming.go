@@ -628,6 +628,9 @@ func (h *namingHandlers) beatWith(c *fiber.Ctx, p Params, svc func() (string, er
 	if f.ServiceName, err = svc(); err != nil {
 		return err
 	}
+	if v := c.Request().Header.Peek(HeaderBeatReceived); len(v) > 0 {
+		f.ReceivedAt, _ = strconv.ParseInt(string(v), 10, 64)
+	}
 	res, err := h.Registry.Beat(ctxOf(c), f)
 	if err != nil {
 		return err

@@ -15,6 +15,9 @@ type BeatForm struct {
 	NamespaceID, ServiceName, ClusterName, IP string
 	Port                                      int
 	Beat                                      *BeatInfo
+	// ReceivedAt is when the member the client sent the beat to received
+	// it (unix ms; 0: now, here), for a beat another member proxied.
+	ReceivedAt int64
 }
 
 // Beat refreshes an ephemeral instance, or re-registers it from the beat JSON
@@ -35,10 +38,13 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	key := appendDatumKey(kb[:0], ip, port, cluster)
 	s := r.service(f.NamespaceID, f.ServiceName)
 	b, ok := s.beatLocked(key, r.nowMillis())
-	if !ok && s.deregisteredSince(key, r.nowMillis()) {
-		// a beat the client sent as it deregistered: answered, never
-		// re-registering what was just removed (Java re-registers it, and
-		// the instance lingers 30 s after an acknowledged deregistration)
+	if !ok && (s.deregisteredSince(key, r.nowMillis()) || f.ReceivedAt > 0 && s.deregisteredAfter(key, f.ReceivedAt)) {
+		// a beat the client sent as it deregistered, or one a member
+		// received before the deregistration and delivered after it (a
+		// proxy held up by a partition: checker seed 908): answered,
+		// never re-registering what was removed (Java re-registers it,
+		// and the instance lingers 30 s after an acknowledged
+		// deregistration)
 		res.Code = compat.BeatOK
 		return res, nil
 	}
@@ -91,6 +97,22 @@ type beatOutcome struct {
 // takes, shorter than a client's beat period (5 s), so a client that is
 // really alive re-registers with its next beat, as in Java.
 const deregisterQuiet = 3000 // ms
+
+// deregisterKeep is how long a deregistration is remembered, for beats
+// received before it and delivered after it (deregisteredAfter).
+const deregisterKeep = 60_000 // ms
+
+// deregisteredAfter reports whether key was deregistered at or after
+// receivedAt (unix ms), within deregisterKeep.
+func (s *Service) deregisteredAfter(key []byte, receivedAt int64) bool {
+	if s == nil {
+		return false
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	at, ok := s.deregistered[string(key)]
+	return ok && at >= receivedAt
+}
 
 // deregisteredSince reports whether key was deregistered less than
 // deregisterQuiet ago.

@@ -69,6 +69,48 @@ func TestBeatRightAfterDeregisterDoesNotRevive(t *testing.T) {
 	}
 }
 
+// TestProxiedBeatFromBeforeDeregisterDoesNotRevive is checker seed 908: a
+// beat a member received before the deregistration and delivered to the
+// owner after it — 7.5 s later, its proxy's request held up by a partition
+// — re-registered the instance. The member's receive time (ReceivedAt)
+// tells it from a beat sent after the deregistration, which still
+// re-registers as in Java.
+func TestProxiedBeatFromBeforeDeregisterDoesNotRevive(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const svc = "DEFAULT_GROUP@@held"
+	e.register(svc, "10.0.0.1", 80, nil)
+	sent := e.clk.Now().UnixMilli() // the beat reaches a member that proxies it
+	e.clk.Advance(500 * time.Millisecond)
+	if err := e.reg.Deregister(ctx, InstanceForm{NamespaceID: DefaultNamespace, ServiceName: svc,
+		Instance: Instance{IP: "10.0.0.1", Port: 80, ClusterName: DefaultCluster, Ephemeral: true}}); err != nil {
+		t.Fatal(err)
+	}
+	beat := func(receivedAt int64) BeatResult {
+		t.Helper()
+		eph := true
+		res, err := e.reg.Beat(ctx, BeatForm{NamespaceID: DefaultNamespace, ServiceName: svc, ReceivedAt: receivedAt, Beat: &BeatInfo{
+			IP: "10.0.0.1", Port: 80, Cluster: DefaultCluster, ServiceName: svc, Weight: 1, Ephemeral: &eph, Metadata: map[string]string{}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	e.clk.Advance(7500 * time.Millisecond) // past the quiet window; sweeps run meanwhile
+	e.reg.Sweep(e.clk.Now())
+	if res := beat(sent); res.Code != compat.BeatOK {
+		t.Fatalf("held-up beat answered %d", res.Code)
+	}
+	if e.reg.HasInstance(DefaultNamespace, svc, DefaultCluster, "10.0.0.1", 80) {
+		t.Fatal("a beat received before the deregistration brought the instance back")
+	}
+	// a beat received after it: the client still beats, its instance returns
+	beat(e.clk.Now().UnixMilli())
+	if !e.reg.HasInstance(DefaultNamespace, svc, DefaultCluster, "10.0.0.1", 80) {
+		t.Fatal("a beat received after the deregistration did not re-register")
+	}
+}
+
 // switchReplicator owns services while owned is set.
 type switchReplicator struct{ owned atomic.Bool }
 

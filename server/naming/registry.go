@@ -610,7 +610,7 @@ func (r *Registry) Sweep(now time.Time) {
 		}
 		s.mu.Lock()
 		for key, at := range s.deregistered {
-			if ms-at >= deregisterQuiet {
+			if ms-at >= deregisterKeep {
 				delete(s.deregistered, key)
 			}
 		}
