@@ -1,6 +1,7 @@
 package cluster_test
 
 import (
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -76,12 +77,20 @@ func TestPartition(t *testing.T) {
 	t.Logf("partitioning the raft leader, node %d (%s)", li, cut.addr())
 	c.partition(li)
 
-	var minorityErr string
+	// Each attempt writes its own dataId: an attempt the client gave up on
+	// (its 10 s timeout) has an unknown outcome, and the node may still
+	// send it to a leader once the partition heals; the attempt answered
+	// with the no-leader error must never land.
+	var minorityErr, refusedID string
+	attempt := 0
 	eventually(t, 30*time.Second, "the cut-off node refuses CP writes", func() error {
-		r, err := do(cut, "POST", "/nacos/v1/cs/configs", nil, url.Values{"dataId": {"part.minority"}, "group": {"FAULT"}, "content": {"x"}})
+		attempt++
+		id := fmt.Sprintf("part.minority.%d", attempt)
+		r, err := do(cut, "POST", "/nacos/v1/cs/configs", nil, url.Values{"dataId": {id}, "group": {"FAULT"}, "content": {"x"}})
 		if err != nil {
 			return err
 		}
+		refusedID = id
 		if r.status == 200 {
 			return errFmt("write accepted: %s", r.body)
 		}
@@ -123,7 +132,7 @@ func TestPartition(t *testing.T) {
 	c.membersUp(60 * time.Second)
 	took, st := c.converged(30*time.Second, []string{"part.app"})
 	t.Logf("after healing: members UP, data identical on every node after %v (since heal %v)", took, time.Since(healed))
-	if !strings.Contains(st, "part.majority=v2") || strings.Contains(st, "part.minority=") {
+	if !strings.Contains(st, "part.majority=v2") || strings.Contains(st, refusedID+"=") {
 		t.Errorf("converged state:\n%s", st)
 	}
 	if time.Since(healed) > 40*time.Second {
