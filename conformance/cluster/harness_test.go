@@ -366,9 +366,13 @@ func (c *cluster) partition(i int) {
 	}
 }
 
-// heal removes every rule of the suite.
+// heal removes every rule of the suite: the chain's rules, the jump to it
+// and the chain (partition adds them again).
 func heal(t *testing.T) {
 	_ = iptables("-F", chain)
+	for iptables("-D", "INPUT", "-j", chain) == nil {
+	}
+	_ = iptables("-X", chain)
 }
 
 // sortedLines returns a canonical text of a JSON list for comparisons.

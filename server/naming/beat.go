@@ -37,7 +37,14 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 	var kb [128]byte
 	key := appendDatumKey(kb[:0], ip, port, cluster)
 	s := r.service(f.NamespaceID, f.ServiceName)
-	b, ok := s.beatLocked(key, r.nowMillis())
+	// a proxied beat counts from when a member received it: one held up on
+	// its way (a partition; checker seed 1001: 11 s) must not keep a
+	// stopped instance alive for longer
+	at := r.nowMillis()
+	if f.ReceivedAt > 0 && f.ReceivedAt < at {
+		at = f.ReceivedAt
+	}
+	b, ok := s.beatLocked(key, r.nowMillis(), at)
 	if !ok && (s.deregisteredSince(key, r.nowMillis()) || f.ReceivedAt > 0 && s.deregisteredAfter(key, f.ReceivedAt)) {
 		// a beat the client sent as it deregistered, or one a member
 		// received before the deregistration and delivered after it (a
@@ -67,7 +74,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 		if s = r.service(f.NamespaceID, f.ServiceName); s == nil {
 			return res, compat.ErrServiceNotFoundBeat(f.ServiceName, f.NamespaceID)
 		}
-		b, _ = s.beatLocked(key, r.nowMillis())
+		b, _ = s.beatLocked(key, r.nowMillis(), at)
 	}
 	if b.recovered {
 		ns, svc := strings.Clone(f.NamespaceID), strings.Clone(f.ServiceName)
@@ -89,9 +96,6 @@ type beatOutcome struct {
 	hasInterval bool
 }
 
-// beatLocked refreshes the ephemeral instance with the datum key at now,
-// in one critical section; ok is false when neither list of s (nil: no
-// service) holds the key.
 // deregisterQuiet is how long after an explicit deregistration a beat
 // for the instance does not bring it back: longer than a beat in flight
 // takes, shorter than a client's beat period (5 s), so a client that is
@@ -126,7 +130,12 @@ func (s *Service) deregisteredSince(key []byte, now int64) bool {
 	return ok && now-at < deregisterQuiet
 }
 
-func (s *Service) beatLocked(key []byte, now int64) (b beatOutcome, ok bool) {
+// beatLocked records a beat of the instance with the datum key, made at
+// at (when a member received it; at most now), in one critical section:
+// the last beat moves forward only, and an unhealthy instance recovers
+// only if the beat is within its heartbeat timeout of now. ok is false
+// when neither list of s (nil: no service) holds the key.
+func (s *Service) beatLocked(key []byte, now, at int64) (b beatOutcome, ok bool) {
 	if s == nil {
 		return b, false
 	}
@@ -138,8 +147,8 @@ func (s *Service) beatLocked(key []byte, now int64) (b beatOutcome, ok bool) {
 		return b, false
 	}
 	if eok {
-		eo.LastBeat = now
-		if !eo.Marked && !eo.Healthy {
+		eo.LastBeat = max(eo.LastBeat, at)
+		if !eo.Marked && !eo.Healthy && now-at <= eo.HeartBeatTimeout() {
 			eo.Healthy = true
 			b.recovered = true
 		}

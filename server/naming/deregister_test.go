@@ -111,6 +111,30 @@ func TestProxiedBeatFromBeforeDeregisterDoesNotRevive(t *testing.T) {
 	}
 }
 
+// TestHeldUpBeatCountsFromItsReceipt is checker seed 1001: a stopped
+// client's last beat, proxied through a partitioned member, reached the
+// owner 11 s late and kept the instance listed 41 s after that beat. A
+// proxied beat now counts from when the member received it.
+func TestHeldUpBeatCountsFromItsReceipt(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const svc = "DEFAULT_GROUP@@late"
+	e.register(svc, "10.0.0.1", 80, nil)
+	e.clk.Advance(time.Second)
+	received := e.clk.Now().UnixMilli() // the client's last beat, held up on its way
+	e.clk.Advance(11 * time.Second)
+	eph := true
+	if _, err := e.reg.Beat(ctx, BeatForm{NamespaceID: DefaultNamespace, ServiceName: svc, ReceivedAt: received, Beat: &BeatInfo{
+		IP: "10.0.0.1", Port: 80, Cluster: DefaultCluster, ServiceName: svc, Weight: 1, Ephemeral: &eph, Metadata: map[string]string{}}}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(19*time.Second + 100*time.Millisecond) // 30.1 s after the beat was received
+	e.reg.Sweep(e.clk.Now())
+	if e.reg.HasInstance(DefaultNamespace, svc, DefaultCluster, "10.0.0.1", 80) {
+		t.Fatal("instance listed 30.1 s after its last beat was received: the held-up beat counted from its arrival")
+	}
+}
+
 // switchReplicator owns services while owned is set.
 type switchReplicator struct{ owned atomic.Bool }
 
