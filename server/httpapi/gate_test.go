@@ -86,7 +86,15 @@ func (f *fakeRaft) set(l string) {
 // records that it ran.
 func gateApp(t *testing.T, st *fakeRaft, class Class, fwd ForwardFunc, handler fiber.Handler) *fiber.App {
 	t.Helper()
-	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: class, Handler: handler}})
+	return gateAppRoute(t, st, fwd, Route{Class: class, Handler: handler})
+}
+
+// gateAppRoute is gateApp for a route of one's own (its method and path
+// are POST /v1/cs/configs).
+func gateAppRoute(t *testing.T, st *fakeRaft, fwd ForwardFunc, rt Route) *fiber.App {
+	t.Helper()
+	rt.Method, rt.Path = fiber.MethodPost, "/v1/cs/configs"
+	table := MustTable([]Route{rt})
 	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
 	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: fwd, Self: st.self}))
 	table.Mount(app.Group("/nacos"))
@@ -244,11 +252,8 @@ func TestGateSendsOneWriteIDOnEveryCopy(t *testing.T) {
 		}
 		return 200, http.Header{HeaderApplied: {"3"}}, []byte("ok"), nil
 	}
-	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: CP, Idempotent: true,
-		Handler: func(*fiber.Ctx) error { t.Error("a follower ran a CP handler"); return nil }}})
-	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
-	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: fwd, Self: st.self}))
-	table.Mount(app.Group("/nacos"))
+	app := gateAppRoute(t, st, fwd, Route{Class: CP, Idempotent: true,
+		Handler: func(*fiber.Ctx) error { t.Error("a follower ran a CP handler"); return nil }})
 	if _, body := post(t, app, map[string]string{HeaderWriteID: "forged"}); body != "ok" {
 		t.Fatalf("answer %q after sends %v", body, ids)
 	}
@@ -268,20 +273,16 @@ func TestGateAppliesAForwardedCopyOnce(t *testing.T) {
 	store := raftstoretest.New(t)
 	st := &fakeRaft{self: "A", leader: "A"}
 	value := "v1"
-	table := MustTable([]Route{{Method: fiber.MethodPost, Path: "/v1/cs/configs", Class: CP, Idempotent: true,
-		Handler: func(c *fiber.Ctx) error {
-			_, err := store.Apply(c.UserContext(), raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: "b", Key: "k", Value: []byte(value)}}})
-			if err != nil {
-				return err
-			}
-			return c.SendString("ok")
-		}}})
-	app := fiber.New(fiber.Config{ErrorHandler: ErrorHandlerIn(nil, "/nacos")})
-	app.Use(Gate(GateDeps{Table: table, ContextPath: "/nacos", Raft: st, Forward: func(context.Context, string, string, string, http.Header, []byte) (int, http.Header, []byte, error) {
+	app := gateAppRoute(t, st, func(context.Context, string, string, string, http.Header, []byte) (int, http.Header, []byte, error) {
 		t.Error("the leader forwarded")
 		return 0, nil, nil, io.EOF
-	}, Self: st.self}))
-	table.Mount(app.Group("/nacos"))
+	}, Route{Class: CP, Idempotent: true, Handler: func(c *fiber.Ctx) error {
+		_, err := store.Apply(c.UserContext(), raftstore.Batch{Ops: []raftstore.Op{{Kind: raftstore.OpPut, Bucket: "b", Key: "k", Value: []byte(value)}}})
+		if err != nil {
+			return err
+		}
+		return c.SendString("ok")
+	}})
 	copyOf := map[string]string{HeaderForwarded: "C", HeaderWriteID: "w1"}
 	get := func() string { r, _ := store.Get("b", "k"); return string(r.Value) }
 

@@ -45,7 +45,7 @@ func (r *Registry) Beat(ctx context.Context, f BeatForm) (BeatResult, error) {
 		at = f.ReceivedAt
 	}
 	b, ok := s.beatLocked(key, r.nowMillis(), at)
-	if !ok && (s.deregisteredSince(key, r.nowMillis()) || f.ReceivedAt > 0 && s.deregisteredAfter(key, f.ReceivedAt)) {
+	if !ok && s.deregisteredSince(key, r.nowMillis(), f.ReceivedAt) {
 		// a beat the client sent as it deregistered, or one a member
 		// received before the deregistration and delivered after it (a
 		// proxy held up by a partition: checker seed 908): answered,
@@ -103,31 +103,20 @@ type beatOutcome struct {
 const deregisterQuiet = 3000 // ms
 
 // deregisterKeep is how long a deregistration is remembered, for beats
-// received before it and delivered after it (deregisteredAfter).
+// received before it and delivered after it (deregisteredSince).
 const deregisterKeep = 60_000 // ms
 
-// deregisteredAfter reports whether key was deregistered at or after
-// receivedAt (unix ms), within deregisterKeep.
-func (s *Service) deregisteredAfter(key []byte, receivedAt int64) bool {
+// deregisteredSince reports whether a beat must not bring key back: it was
+// deregistered less than deregisterQuiet before now, or (receivedAt > 0:
+// a member received the beat then) at or after the beat was received.
+func (s *Service) deregisteredSince(key []byte, now, receivedAt int64) bool {
 	if s == nil {
 		return false
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	at, ok := s.deregistered[string(key)]
-	return ok && at >= receivedAt
-}
-
-// deregisteredSince reports whether key was deregistered less than
-// deregisterQuiet ago.
-func (s *Service) deregisteredSince(key []byte, now int64) bool {
-	if s == nil {
-		return false
-	}
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	at, ok := s.deregistered[string(key)]
-	return ok && now-at < deregisterQuiet
+	return ok && (now-at < deregisterQuiet || receivedAt > 0 && at >= receivedAt)
 }
 
 // beatLocked records a beat of the instance with the datum key, made at

@@ -128,7 +128,7 @@ func (r *Registry) BeatHeld(ctx context.Context, f InstanceForm, holder string) 
 			return nil
 		}
 		s.mu.Unlock()
-		if s.deregisteredSince(key, now) {
+		if s.deregisteredSince(key, now, 0) {
 			return nil
 		}
 	}
