@@ -163,6 +163,23 @@ func (w *JSON) StrList(l []string) *JSON {
 
 const hexUpper = "0123456789ABCDEF"
 
+// plainASCII8 reports whether the 8 bytes of s (len 8) are ASCII that
+// AppendJavaString writes as they are: none below 0x20, none at or above
+// 0x80, no '"' and no '\\'.
+func plainASCII8(s string) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	if x&highs != 0 {
+		return false
+	}
+	// with every byte below 0x80, a byte b < n makes (b - n) borrow into
+	// bit 7 (a borrow may mark bytes above it too: only "any" is exact)
+	below := (x - ones*0x20) & highs
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	return below|hasZero(x^(ones*'"'))|hasZero(x^(ones*'\\')) == 0
+}
+
 // AppendJavaString appends s as a JSON string the way Jackson writes it: only
 // '"', '\\' and control characters below 0x20 are escaped (\b \t \n \f \r, the
 // rest as \u00XX with upper-case hex); '/', '<', '>', '&', U+2028/U+2029 and
@@ -172,6 +189,13 @@ func AppendJavaString(b []byte, s string) []byte {
 	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// eight plain ASCII bytes at a time
+		for i+8 <= len(s) && plainASCII8(s[i:i+8]) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c >= 0x80 {
 			r, size := utf8.DecodeRuneInString(s[i:])

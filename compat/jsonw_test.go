@@ -1,8 +1,11 @@
 package compat
 
 import (
+	"fmt"
 	"math"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestJavaDouble(t *testing.T) {
@@ -47,6 +50,66 @@ func TestJavaString(t *testing.T) {
 			t.Errorf("AppendJavaString(%q) = %s, want %s", c.in, got, c.want)
 		}
 	}
+}
+
+// javaStringRef is AppendJavaString written rune by rune: the reference
+// its eight-bytes-at-a-time scan is checked against.
+func javaStringRef(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b.WriteString("\uFFFD")
+		case r == '"':
+			b.WriteString(`\"`)
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\b':
+			b.WriteString(`\b`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		default:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+// Every byte value at every offset of a run longer than the 8-byte scan.
+func TestJavaStringEveryByteEveryOffset(t *testing.T) {
+	t.Parallel()
+	for c := 0; c < 256; c++ {
+		for pos := 0; pos < 24; pos++ {
+			in := []byte(strings.Repeat("abcdefgh", 3))
+			in[pos] = byte(c)
+			if got, want := string(AppendJavaString(nil, string(in))), javaStringRef(string(in)); got != want {
+				t.Fatalf("byte %#x at %d: got %s want %s", c, pos, got, want)
+			}
+		}
+	}
+}
+
+func FuzzJavaString(f *testing.F) {
+	for _, s := range []string{"", "plain ascii text, long enough", "a\"b\\c\x01\x7f\x80", "中文 \xff\xfe 😀 \u2028 tail.."} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := string(AppendJavaString(nil, s)), javaStringRef(s); got != want {
+			t.Fatalf("AppendJavaString(%q) = %s, want %s", s, got, want)
+		}
+	})
 }
 
 func TestJSONWriterCommas(t *testing.T) {

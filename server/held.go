@@ -42,28 +42,37 @@ func (w heldWriter) Apply(ctx context.Context, ops []connbound.Op) []error {
 		o := w.owner(op.Service)
 		byOwner[o] = append(byOwner[o], i)
 	}
+	apply := func(owner string, idx []int) {
+		batch := make([]connbound.Op, len(idx))
+		for j, i := range idx {
+			batch[j] = ops[i]
+		}
+		var res []error
+		switch kind, _ := w.s.members.Kind(owner); {
+		case owner == "" || owner == w.s.members.SelfAddress():
+			res = w.s.ApplyHeldHere(batch)
+		case kind == cluster.KindJava:
+			res = w.java(ctx, owner, batch)
+		default:
+			res = w.nacosd(ctx, owner, batch)
+		}
+		w.registerHere(owner, batch, res)
+		for j, i := range idx {
+			errs[i] = res[j]
+		}
+	}
+	if len(byOwner) == 1 { // one owner (a single register): no goroutine
+		for owner, idx := range byOwner {
+			apply(owner, idx)
+		}
+		return errs
+	}
 	var wg sync.WaitGroup
 	for owner, idx := range byOwner {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			batch := make([]connbound.Op, len(idx))
-			for j, i := range idx {
-				batch[j] = ops[i]
-			}
-			var res []error
-			switch kind, _ := w.s.members.Kind(owner); {
-			case owner == "" || owner == w.s.members.SelfAddress():
-				res = w.s.ApplyHeldHere(batch)
-			case kind == cluster.KindJava:
-				res = w.java(ctx, owner, batch)
-			default:
-				res = w.nacosd(ctx, owner, batch)
-			}
-			w.registerHere(owner, batch, res)
-			for j, i := range idx {
-				errs[i] = res[j]
-			}
+			apply(owner, idx)
 		}()
 	}
 	wg.Wait()

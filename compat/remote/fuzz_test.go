@@ -21,6 +21,9 @@ func FuzzDecode(f *testing.F) {
 		if err := p.Unmarshal(b); err != nil {
 			return
 		}
+		if got := string(PeekType(b)); got != p.Metadata.Type {
+			t.Fatalf("PeekType %q, decoded type %q", got, p.Metadata.Type)
+		}
 		var q Payload
 		if err := q.Unmarshal(p.Marshal()); err != nil {
 			t.Fatalf("re-decode: %v", err)

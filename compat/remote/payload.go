@@ -181,6 +181,27 @@ func (p *Payload) Unmarshal(b []byte) error {
 	})
 }
 
+// PeekType is metadata.type of an encoded Payload, read without decoding
+// the rest; it aliases b. Nil when absent or malformed.
+func PeekType(b []byte) []byte {
+	var typ []byte
+	err := walk(b, func(num protowire.Number, wt protowire.Type, v []byte) error {
+		if num != fieldPayloadMetadata || wt != protowire.BytesType {
+			return nil
+		}
+		return walk(v, func(num protowire.Number, wt protowire.Type, v []byte) error {
+			if num == fieldMetaType && wt == protowire.BytesType {
+				typ = v
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil
+	}
+	return typ
+}
+
 func (m *Metadata) unmarshal(b []byte) error {
 	return walk(b, func(num protowire.Number, typ protowire.Type, v []byte) error {
 		switch num {

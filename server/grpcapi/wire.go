@@ -32,6 +32,7 @@ func (s *Server) newWire() (*grpcwire.Server, error) {
 		Methods: map[string]grpcwire.Kind{methodRequest: grpcwire.UnaryMethod, methodBiRequest: grpcwire.StreamMethod},
 		Handler: wireHandler{s}, Logger: s.log, MaxRecvMsgSize: s.cfg.MaxRecvMsgSize,
 		KeepAliveTime: s.cfg.KeepAliveTime, KeepAliveTimeout: s.cfg.KeepAliveTimeout, PermitKeepAliveTime: s.cfg.PermitKeepAliveTime,
+		Inline:    s.inline,
 		OnConnect: func(c *grpcwire.Conn) { c.Value = s.newConnInfo(c) },
 		OnClose:   func(c *grpcwire.Conn) { s.conns.Unregister(c.Value.(*connInfo).id) },
 	})
@@ -39,6 +40,20 @@ func (s *Server) newWire() (*grpcwire.Server, error) {
 		return nil, fmt.Errorf("grpcapi: %w", err)
 	}
 	return w, nil
+}
+
+// inlineTypes are the requests answered from memory, never blocking and
+// never sending on a stream: the lean transport runs them on their
+// connection's reader (grpcwire.Config.Inline), with auth off (checking a
+// password is slow).
+var inlineTypes = map[string]bool{remote.TypeServerCheckRequest: true, remote.TypeHealthCheckRequest: true,
+	remote.TypeConfigQueryRequest: true}
+
+func (s *Server) inline(_ *grpcwire.Conn, method string, req []byte) bool {
+	if method != methodRequest || (s.cfg.Auth != nil && s.cfg.Auth.Enabled()) {
+		return false
+	}
+	return inlineTypes[string(remote.PeekType(req))]
 }
 
 // newConnInfo names a connection as Java's AddressTransportFilter does

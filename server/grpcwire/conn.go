@@ -61,8 +61,13 @@ type Conn struct {
 	closed       bool
 	goingAway    bool
 
-	// wmu serialises writes to the socket (and the header encoding state).
+	// wmu guards the writes to the socket (write.go) and the header
+	// encoding state; wcond is signalled when a flusher ends or the queue
+	// is written.
 	wmu             sync.Mutex
+	wcond           sync.Cond
+	pending         *[]byte // queued behind the write in progress, or by the reader
+	flushing        bool    // a goroutine is writing to the socket
 	peerTableSize   uint32
 	needTableUpdate bool
 	wclosed         bool
@@ -72,6 +77,7 @@ func newConn(s *Server, nc net.Conn) *Conn {
 	c := &Conn{s: s, nc: nc, streams: map[uint32]*stream{}, sendWin: defaultWindow, peerInitWin: defaultWindow,
 		peerMaxFrame: defaultMaxFrame, peerTableSize: defaultHeaderTableSize}
 	c.cond.L = &c.mu
+	c.wcond.L = &c.wmu
 	c.lastRead.Store(time.Now().UnixNano())
 	return c
 }
@@ -153,6 +159,11 @@ func (c *Conn) onField(f hpack.HeaderField) {
 // readLoop reads and handles frames until the connection ends.
 func (c *Conn) readLoop() error {
 	for {
+		if c.br.Buffered() < frameHeaderLen {
+			if err := c.flushQueued(); err != nil {
+				return err
+			}
+		}
 		if _, err := io.ReadFull(c.br, c.hdr[:]); err != nil {
 			return err
 		}
@@ -160,6 +171,11 @@ func (c *Conn) readLoop() error {
 		c.lastRead.Store(time.Now().UnixNano())
 		if h.length > defaultMaxFrame {
 			return &connError{code: errCodeFrameSize, msg: "frame larger than SETTINGS_MAX_FRAME_SIZE"}
+		}
+		if c.br.Buffered() < int(h.length) {
+			if err := c.flushQueued(); err != nil {
+				return err
+			}
 		}
 		bp := c.s.getBuf(int(h.length))
 		p := (*bp)[:h.length]
@@ -286,7 +302,7 @@ func (c *Conn) onHeaderBlock(id uint32, endStream bool) error {
 	c.mu.Lock()
 	if c.closed || c.goingAway {
 		c.mu.Unlock()
-		return c.write(appendRSTStream(nil, id, errCodeRefusedStream))
+		return c.queue(appendRSTStream(nil, id, errCodeRefusedStream))
 	}
 	st = &stream{id: id, method: path, kind: kind, sendWin: c.peerInitWin, ctype: ctype}
 	c.streams[id] = st
@@ -347,7 +363,7 @@ func (c *Conn) onData(h frameHeader, p []byte) error {
 	// becomes of its stream
 	c.unackedConn += int(h.length)
 	if c.unackedConn >= recvWindowRefill {
-		if err := c.write(appendWindowUpdate(nil, 0, uint32(c.unackedConn))); err != nil {
+		if err := c.queue(appendWindowUpdate(nil, 0, uint32(c.unackedConn))); err != nil {
 			return err
 		}
 		c.unackedConn = 0
@@ -373,7 +389,7 @@ func (c *Conn) onData(h frameHeader, p []byte) error {
 	if st.unacked >= recvWindowRefill {
 		n := st.unacked
 		st.unacked = 0
-		return c.write(appendWindowUpdate(nil, st.id, uint32(n)))
+		return c.queue(appendWindowUpdate(nil, st.id, uint32(n)))
 	}
 	return nil
 }
@@ -468,7 +484,11 @@ func (c *Conn) endRecv(st *stream) {
 		c.finish(st, &Status{Code: Internal, Msg: "grpc: server received no request message"})
 		return
 	}
-	c.s.run(func() { c.runUnary(st, req) })
+	if c.s.cfg.Inline != nil && c.s.cfg.Inline(c, st.method, req) {
+		c.runUnary(st, req, true)
+		return
+	}
+	c.s.run(func() { c.runUnary(st, req, false) })
 }
 
 // failStream ends a call with a status (a unary call before its handler
@@ -551,7 +571,7 @@ func (c *Conn) onSettings(h frameHeader, p []byte) error {
 			c.mu.Unlock()
 		}
 	}
-	return c.write(appendFrameHeader(nil, 0, frameSettings, flagAck, 0))
+	return c.queue(appendFrameHeader(nil, 0, frameSettings, flagAck, 0))
 }
 
 func (c *Conn) onPing(h frameHeader, p []byte) error {
@@ -563,7 +583,7 @@ func (c *Conn) onPing(h frameHeader, p []byte) error {
 	}
 	var data [8]byte
 	copy(data[:], p)
-	if err := c.write(appendPing(nil, true, data)); err != nil {
+	if err := c.queue(appendPing(nil, true, data)); err != nil {
 		return err
 	}
 	now := time.Now()
@@ -641,7 +661,7 @@ func (c *Conn) goAway(code uint32, debug string) {
 	c.goingAway = true
 	last := c.lastStreamID
 	c.mu.Unlock()
-	_ = c.write(appendGoAway(nil, last, code, debug))
+	_ = c.writeAndWait(appendGoAway(nil, last, code, debug))
 }
 
 // teardown ends every stream of a closed connection.

@@ -238,7 +238,9 @@ func FuzzConn(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 9, 0, 0, 0, 0, 1})
 	f.Fuzz(func(t *testing.T, in []byte) {
 		s, err := New(Config{Methods: map[string]Kind{"/Request/request": UnaryMethod, "/BiRequestStream/requestBiStream": StreamMethod},
-			Handler: &testHandler{unaryCtxDone: make(chan struct{})}, MaxRecvMsgSize: 100, Logger: discardLogger()})
+			Handler: &testHandler{unaryCtxDone: make(chan struct{})}, MaxRecvMsgSize: 100, Logger: discardLogger(),
+			// half the calls on the reader, half on workers
+			Inline: func(_ *Conn, _ string, req []byte) bool { return len(req)%2 == 0 && string(req) != "block" }})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -138,8 +138,10 @@ func (c *Conn) safely(st *stream, f func()) {
 	f()
 }
 
-// runUnary runs a unary call's handler and answers it.
-func (c *Conn) runUnary(st *stream, req []byte) {
+// runUnary runs a unary call's handler and answers it. An inline call
+// runs on the reader: its answer is queued with the reader's other frames,
+// or, when the client's windows cannot take it now, sent by a worker.
+func (c *Conn) runUnary(st *stream, req []byte, inline bool) {
 	var resp []byte
 	var err error
 	func() {
@@ -159,9 +161,61 @@ func (c *Conn) runUnary(st *stream, req []byte) {
 		c.finish(st, statusOf(err))
 		return
 	}
+	if inline && c.answerInline(st, resp) {
+		return
+	}
+	send := func() {
+		st.sendMu.Lock()
+		_ = c.send(st, resp, true, &Status{Code: OK})
+		st.sendMu.Unlock()
+	}
+	if inline {
+		c.s.run(send)
+		return
+	}
+	send()
+}
+
+// answerInline queues a unary call's answer on the reader, to go out
+// with the reader's next flush. It sends nothing and returns false when
+// the client's windows cannot take the whole message now (waiting for
+// them is for a worker: only the reader reads their updates).
+func (c *Conn) answerInline(st *stream, msg []byte) bool {
+	total := grpcMsgHeaderLen + len(msg)
+	c.mu.Lock()
+	if c.closed || st.reset {
+		c.mu.Unlock()
+		return true // nobody to answer
+	}
+	if min(c.sendWin, st.sendWin) < int64(total) {
+		c.mu.Unlock()
+		return false
+	}
+	c.sendWin -= int64(total)
+	st.sendWin -= int64(total)
+	maxFrame := c.peerMaxFrame
+	c.mu.Unlock()
+	prefix := [grpcMsgHeaderLen]byte{0, byte(len(msg) >> 24), byte(len(msg) >> 16), byte(len(msg) >> 8), byte(len(msg))}
+	bp := c.s.getBuf(0)
+	defer c.s.putBuf(bp)
 	st.sendMu.Lock()
-	_ = c.send(st, resp, true, &Status{Code: OK})
-	st.sendMu.Unlock()
+	defer st.sendMu.Unlock()
+	c.wmu.Lock()
+	c.waitRoomLocked()
+	if st.done || c.wclosed {
+		c.wmu.Unlock()
+		return true
+	}
+	b := c.appendHeaderBlock((*bp)[:0], st.id, appendResponseHeaders(nil, "application/grpc"), false, maxFrame)
+	b = appendMessageData(b, st.id, prefix[:], msg, 0, total, maxFrame)
+	b = c.appendHeaderBlock(b, st.id, appendTrailers(nil, &Status{Code: OK}), true, maxFrame)
+	*bp = b
+	st.headersSent, st.done = true, true
+	c.resetStrikes.Store(true)
+	_ = c.queueLocked(b)
+	c.wmu.Unlock()
+	c.endStream(st) // the client's end was read: no RST_STREAM
+	return true
 }
 
 // finish ends a call with a status and no (further) message.
@@ -190,6 +244,7 @@ func (c *Conn) send(st *stream, msg []byte, hasMsg bool, trailers *Status) error
 		last := sent+n == total
 		b := (*bp)[:0]
 		c.wmu.Lock()
+		c.waitRoomLocked()
 		if st.done || c.wclosed {
 			c.wmu.Unlock()
 			return errClosed
@@ -299,57 +354,18 @@ func appendMessageData(b []byte, id uint32, prefix, msg []byte, from, to, maxFra
 
 // writeEarly answers a stream that is refused before it starts with a
 // trailers-only response (and RST_STREAM when the client is still sending:
-// clientDone is false).
+// clientDone is false). The reader calls it: the answer is queued until
+// the reader has handled what it has read (queue).
 func (c *Conn) writeEarly(id uint32, clientDone bool, httpStatus int, st *Status) error {
 	c.mu.Lock()
 	maxFrame := c.peerMaxFrame
 	c.mu.Unlock()
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	c.waitRoomLocked()
 	b := c.appendHeaderBlock(nil, id, appendEarlyAbort(nil, httpStatus, st), true, maxFrame)
 	if !clientDone {
 		b = appendRSTStream(b, id, errCodeNo)
 	}
-	return c.writeLocked(b)
-}
-
-// write writes frames to the socket.
-func (c *Conn) write(b []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return c.writeLocked(b)
-}
-
-func (c *Conn) writeLocked(b []byte) error {
-	if c.wclosed {
-		return errClosed
-	}
-	if _, err := c.nc.Write(b); err != nil {
-		c.wclosed = true
-		c.nc.Close()
-		return fmt.Errorf("grpcwire: write: %w", err)
-	}
-	return nil
-}
-
-// getBuf is a frame or write buffer of capacity n or more from the
-// server's pool; putBuf gives it back (large ones are dropped).
-func (s *Server) getBuf(n int) *[]byte {
-	bp, _ := s.bufs.Get().(*[]byte)
-	if bp == nil {
-		b := make([]byte, 0, max(n, 4096))
-		return &b
-	}
-	if cap(*bp) < n {
-		*bp = make([]byte, 0, n)
-	}
-	return bp
-}
-
-func (s *Server) putBuf(bp *[]byte) {
-	if cap(*bp) > 64<<10 {
-		return
-	}
-	*bp = (*bp)[:0]
-	s.bufs.Put(bp)
+	return c.queueLocked(b)
 }

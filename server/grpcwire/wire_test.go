@@ -131,7 +131,22 @@ func call(cc *grpc.ClientConn, method string, req []byte) ([]byte, error) {
 // TestUnary: grpc-go's client calls a unary method with messages of every
 // size from empty to past both sides' flow-control windows.
 func TestUnary(t *testing.T) {
-	_, addr, _ := startWire(t, nil)
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) { testUnary(t, inline) })
+	}
+}
+
+// inlineAll runs every call that does not block on the reader.
+func inlineAll(on bool) func(*Config) {
+	return func(c *Config) {
+		if on {
+			c.Inline = func(_ *Conn, _ string, req []byte) bool { return string(req) != "block" }
+		}
+	}
+}
+
+func testUnary(t *testing.T, inline bool) {
+	_, addr, _ := startWire(t, inlineAll(inline))
 	cc := dialWire(t, addr)
 	for _, n := range []int{0, 1, 100, 16384, 70 << 10, 1 << 20, 3 << 20} {
 		req := bytes.Repeat([]byte("x"), n)
@@ -168,7 +183,13 @@ func TestUnary(t *testing.T) {
 // TestStatuses: the status and message grpc-go's server gives for unknown
 // methods, a handler's errors and panics, too large a message.
 func TestStatuses(t *testing.T) {
-	_, addr, _ := startWire(t, func(c *Config) { c.MaxRecvMsgSize = 1000 })
+	for _, inline := range []bool{false, true} {
+		t.Run(fmt.Sprint("inline=", inline), func(t *testing.T) { testStatuses(t, inline) })
+	}
+}
+
+func testStatuses(t *testing.T, inline bool) {
+	_, addr, _ := startWire(t, func(c *Config) { c.MaxRecvMsgSize = 1000; inlineAll(inline)(c) })
 	cc := dialWire(t, addr)
 	cases := []struct {
 		method, req string
