@@ -127,7 +127,9 @@ func (c *Conn) handshake() error {
 	b := appendSettings(nil, [2]uint32{settingMaxFrameSize, defaultMaxFrame},
 		[2]uint32{settingInitialWindowSize, recvWindow}, [2]uint32{settingMaxHeaderListSize, maxHeaderListBytes})
 	b = appendWindowUpdate(b, 0, recvWindow-defaultWindow)
-	if err := c.write(b); err != nil {
+	// queued: they leave with the ack of the client's SETTINGS when those
+	// came with the preface (the reader flushes before it waits for input)
+	if err := c.queue(b); err != nil {
 		return err
 	}
 	c.ready.Store(true)
