@@ -119,6 +119,20 @@ func (c *Conn) AppLabels() map[string]string {
 	return m
 }
 
+// AppLabel is AppLabels()[name] without building the map.
+func (c *Conn) AppLabel(name string) string {
+	if v, ok := c.Labels[appConnPrefix+name]; ok && name != "" && strings.TrimSpace(v) != "" {
+		return v
+	}
+	switch name {
+	case "AppName":
+		return c.Labels[LabelAppName]
+	case "ClientVersion":
+		return c.Version
+	}
+	return ""
+}
+
 // Closed reports that the connection was unregistered.
 func (c *Conn) Closed() bool { return c.closed.Load() }
 

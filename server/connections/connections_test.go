@@ -296,3 +296,18 @@ func eventually(t *testing.T, cond func() bool) {
 		time.Sleep(2 * time.Millisecond)
 	}
 }
+
+// AppLabel answers as the map of AppLabels does, without building it.
+func TestAppLabelIsAppLabels(t *testing.T) {
+	t.Parallel()
+	c := &Conn{Version: "Nacos-Java-Client:v2.5.1", Labels: map[string]string{
+		LabelAppName: "shop", "app_conn_Vipserver-Tag": "gray", "app_conn_blank": "  ", "app_conn_": "x",
+		"app_conn_AppName": "override", "Vipserver-Tag": "not-an-app-label", "app_conn_ClientVersion": "",
+	}}
+	m := c.AppLabels()
+	for _, name := range []string{"Vipserver-Tag", "blank", "", "AppName", "ClientVersion", "missing", "app_conn_Vipserver-Tag"} {
+		if got, want := c.AppLabel(name), m[name]; got != want {
+			t.Errorf("AppLabel(%q) = %q, AppLabels has %q", name, got, want)
+		}
+	}
+}

@@ -129,7 +129,7 @@ func configResource(r remote.Requester) string {
 }
 
 // autoTag is the tag a client's connection labels name for gray rules.
-func autoTag(c *Call) string { return c.Conn.AppLabels()[tagHeader] }
+func autoTag(c *Call) string { return c.Conn.AppLabel(tagHeader) }
 
 // query is ConfigQueryRequestHandler.
 func (h *configHandlers) query(_ context.Context, c *Call) (remote.Responder, error) {

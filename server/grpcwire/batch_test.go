@@ -59,12 +59,21 @@ func startCounted(t *testing.T, mod func(*Config)) (string, *atomic.Int64) {
 // unaryFrames is the frames of unary calls on streams first, first+2, …
 // with the given requests, encoded for one write.
 func unaryFrames(first uint32, reqs ...string) []byte {
+	return unaryFramesTimeout(first, "", reqs...)
+}
+
+// unaryFramesTimeout is unaryFrames with a grpc-timeout ("": none).
+func unaryFramesTimeout(first uint32, timeout string, reqs ...string) []byte {
 	var out bytes.Buffer
 	fr := http2.NewFramer(&out, nil)
 	for i, req := range reqs {
 		var hb bytes.Buffer
 		enc := hpack.NewEncoder(&hb)
-		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/Request/request"}, {"content-type", "application/grpc"}} {
+		fields := [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/Request/request"}, {"content-type", "application/grpc"}}
+		if timeout != "" {
+			fields = append(fields, [2]string{"grpc-timeout", timeout})
+		}
+		for _, f := range fields {
 			enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
 		}
 		id := first + 2*uint32(i)
@@ -182,5 +191,33 @@ func TestInlineAnswerPastTheWindow(t *testing.T) {
 	}
 	if small != "\x00\x00\x00\x00\x0aecho:small" {
 		t.Fatalf("the call read while the first waited answered %q", small)
+	}
+}
+
+// TestInlineDeadline: an inline call (no timer) that ends past its
+// grpc-timeout is answered DEADLINE_EXCEEDED, as on a worker; one within
+// it is answered.
+func TestInlineDeadline(t *testing.T) {
+	addr, _ := startCounted(t, inlineAll(true))
+	c := dialRaw(t, addr)
+	if _, err := c.nc.Write(unaryFramesTimeout(1, "30m", "sleep:100ms")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.nc.Write(unaryFramesTimeout(3, "10S", "quick")); err != nil {
+		t.Fatal(err)
+	}
+	codes := map[uint32]string{}
+	c.nc.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for len(codes) < 2 {
+		f, err := c.fr.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if h, ok := f.(*http2.MetaHeadersFrame); ok && h.StreamEnded() {
+			codes[h.StreamID] = fieldsOf(h)["grpc-status"]
+		}
+	}
+	if codes[1] != "4" || codes[3] != "0" {
+		t.Fatalf("grpc-status past the deadline %q (want 4), within it %q (want 0)", codes[1], codes[3])
 	}
 }

@@ -310,9 +310,8 @@ func (c *Conn) onHeaderBlock(id uint32, endStream bool) error {
 	c.streams[id] = st
 	c.mu.Unlock()
 	if kind == UnaryMethod {
-		st.ctx, st.cancel = context.WithCancel(context.Background())
 		if d, ok := parseTimeout(timeout); ok && timeout != "" {
-			st.ctx, st.cancel = context.WithTimeout(context.Background(), d)
+			st.deadline = time.Now().Add(d)
 		}
 	} else {
 		rcv, err := c.s.cfg.Handler.OpenStream(&Stream{c: c, st: st})
@@ -487,8 +486,16 @@ func (c *Conn) endRecv(st *stream) {
 		return
 	}
 	if c.s.cfg.Inline != nil && c.s.cfg.Inline(c, st.method, req) {
+		// it ends before the reader reads on: nothing cancels it, and its
+		// deadline is checked when it ends (no timer)
+		st.ctx = context.Background()
 		c.runUnary(st, req, true)
 		return
+	}
+	if st.deadline.IsZero() {
+		st.ctx, st.cancel = context.WithCancel(context.Background())
+	} else {
+		st.ctx, st.cancel = context.WithDeadline(context.Background(), st.deadline)
 	}
 	c.s.run(func() { c.runUnary(st, req, false) })
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sync"
+	"time"
 )
 
 // stream is one call.
@@ -23,8 +24,11 @@ type stream struct {
 	recvEnded bool // written by the reader under Conn.mu
 	failed    bool
 
-	ctx    context.Context // unary calls
-	cancel context.CancelFunc
+	// unary calls: the deadline (grpc-timeout; zero: none) and, once the
+	// call runs, its context (cancel is nil for an inline call)
+	deadline time.Time
+	ctx      context.Context
+	cancel   context.CancelFunc
 
 	sendWin int64 // under Conn.mu
 	reset   bool  // under Conn.mu: the client reset it or the connection ended
@@ -153,10 +157,12 @@ func (c *Conn) runUnary(st *stream, req []byte, inline bool) {
 		}()
 		resp, err = c.s.cfg.Handler.Unary(st.ctx, c, st.method, req)
 	}()
-	if err == nil && st.ctx.Err() == context.DeadlineExceeded {
+	if err == nil && (st.ctx.Err() == context.DeadlineExceeded || inline && !st.deadline.IsZero() && !time.Now().Before(st.deadline)) {
 		err = &Status{Code: DeadlineExceeded, Msg: "context deadline exceeded"}
 	}
-	st.cancel()
+	if st.cancel != nil {
+		st.cancel()
+	}
 	if err != nil {
 		c.finish(st, statusOf(err))
 		return

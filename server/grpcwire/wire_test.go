@@ -50,6 +50,9 @@ func (h *testHandler) Unary(ctx context.Context, _ *Conn, method string, msg []b
 		return nil, errors.New("boom")
 	case s == "panic":
 		panic("handler bug")
+	case strings.HasPrefix(s, "sleep:"):
+		d, _ := time.ParseDuration(strings.TrimPrefix(s, "sleep:"))
+		time.Sleep(d)
 	}
 	return append([]byte("echo:"), msg...), nil
 }
