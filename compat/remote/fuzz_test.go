@@ -58,3 +58,29 @@ func FuzzDecodeBody(f *testing.F) {
 		}
 	})
 }
+
+// A repeated property reads as its last value (Jackson), and is listed
+// once.
+func TestRepeatedPropertyLastWins(t *testing.T) {
+	ob, release, err := parseObject("X", []byte(`{"a":"1","b":"x","a":"2","c":{"d":1,"d":2}}`))
+	defer release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _, _ := ob.str("a"); s != "2" {
+		t.Fatalf("a = %q, want the last value 2", s)
+	}
+	if k := ob.keys(); len(k) != 3 || k[0] != "b" || k[1] != "a" || k[2] != "c" {
+		t.Fatalf("keys %v, want [b a c]", k)
+	}
+	sub, err := ob.sub("c", "Y")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sub.int64("d"); n != 2 {
+		t.Fatalf("c.d = %d, want 2", n)
+	}
+	if ob.get("missing") != nil {
+		t.Fatal("a missing property has a value")
+	}
+}

@@ -124,7 +124,7 @@ func TestResponsesGolden(t *testing.T) {
 			l := &ServiceListResponse{Response: d.Response, Count: int(d.Int("count")), ServiceNames: []string{}}
 			d.obj.objects("serviceNames", "String", func(*object) error { return nil })
 			var names []string
-			json.Unmarshal([]byte(d.obj.m["serviceNames"].String()), &names)
+			json.Unmarshal([]byte(d.obj.get("serviceNames").String()), &names)
 			l.ServiceNames = append(l.ServiceNames, names...)
 			got = encodeJSON(l)
 		case TypeQueryServiceResponse, TypeSubscribeServiceResponse:

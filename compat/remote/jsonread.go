@@ -27,10 +27,51 @@ func (e *DecodeError) Error() string {
 	return "errCode: 101, errMsg: Nacos deserialize for class [" + e.Class + "] failed, cause error[" + e.Msg + "]. "
 }
 
-// object is a parsed body: the last value of each property.
+// object is a parsed body: its properties in order, a repeated one read
+// as its last value (get), as Jackson does. The keys alias the parser's
+// memory (valid until release).
 type object struct {
 	class string
-	m     map[string]*fastjson.Value
+	kvs   []objectKV
+}
+
+type objectKV struct {
+	k []byte
+	v *fastjson.Value
+}
+
+func newObject(class string, o *fastjson.Object) *object {
+	ob := &object{class: class, kvs: make([]objectKV, 0, o.Len())}
+	o.Visit(func(k []byte, v *fastjson.Value) { ob.kvs = append(ob.kvs, objectKV{k, v}) })
+	return ob
+}
+
+// get is property key's last value; nil when absent.
+func (o *object) get(key string) *fastjson.Value {
+	for i := len(o.kvs) - 1; i >= 0; i-- {
+		if string(o.kvs[i].k) == key {
+			return o.kvs[i].v
+		}
+	}
+	return nil
+}
+
+// keys are the property names, each once.
+func (o *object) keys() []string {
+	out := make([]string, 0, len(o.kvs))
+	for i, kv := range o.kvs {
+		dup := false
+		for _, later := range o.kvs[i+1:] {
+			if string(later.k) == string(kv.k) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			out = append(out, string(kv.k))
+		}
+	}
+	return out
 }
 
 // parsers are reused: every value read out of a parse is copied (strings
@@ -54,9 +95,7 @@ func parseObject(class string, body []byte) (ob *object, release func(), err err
 	if err != nil {
 		return nil, release, &DecodeError{Class: class, Msg: "Cannot deserialize value of type `" + class + "` from " + tokenName(v)}
 	}
-	ob = &object{class: class, m: make(map[string]*fastjson.Value, o.Len())}
-	o.Visit(func(k []byte, v *fastjson.Value) { ob.m[string(k)] = v })
-	return ob, release, nil
+	return newObject(class, o), release, nil
 }
 
 func tokenName(v *fastjson.Value) string {
@@ -82,7 +121,7 @@ func (o *object) fail(key, javaType string, v *fastjson.Value) error {
 
 // str reads a String property: ok is false when absent or null.
 func (o *object) str(key string) (s string, ok bool, err error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil {
 		return "", false, nil
 	}
@@ -109,7 +148,7 @@ func (o *object) strOr(key string) (string, error) {
 
 // boolean reads a boolean property; def when absent or null.
 func (o *object) boolean(key string, def bool) (bool, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil {
 		return def, nil
 	}
@@ -142,7 +181,7 @@ func (o *object) boolean(key string, def bool) (bool, error) {
 
 // int64 reads a long property; 0 when absent or null.
 func (o *object) int64(key string) (int64, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil {
 		return 0, nil
 	}
@@ -172,7 +211,7 @@ func (o *object) int64(key string) (int64, error) {
 // strMap reads a Map<String,String> property (nil when absent or null);
 // null values are dropped.
 func (o *object) strMap(key string) (map[string]string, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil || v.Type() == fastjson.TypeNull {
 		return nil, nil
 	}
@@ -202,7 +241,7 @@ func (o *object) strMap(key string) (map[string]string, error) {
 
 // boolMap reads a Map<String,Boolean> property (nil when absent or null).
 func (o *object) boolMap(key string) (map[string]bool, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil || v.Type() == fastjson.TypeNull {
 		return nil, nil
 	}
@@ -216,7 +255,7 @@ func (o *object) boolMap(key string) (map[string]bool, error) {
 		if ferr != nil {
 			return
 		}
-		inner := &object{class: o.class, m: map[string]*fastjson.Value{string(k): ev}}
+		inner := &object{class: o.class, kvs: []objectKV{{k, ev}}}
 		b, err := inner.boolean(string(k), false)
 		if err != nil {
 			ferr = err
@@ -230,7 +269,7 @@ func (o *object) boolMap(key string) (map[string]bool, error) {
 // objects reads a List of objects (nil when absent or null), calling fn for
 // each element (nil for a null element).
 func (o *object) objects(key, elemClass string, fn func(*object) error) error {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil || v.Type() == fastjson.TypeNull {
 		return nil
 	}
@@ -249,9 +288,7 @@ func (o *object) objects(key, elemClass string, fn func(*object) error) error {
 		if err != nil {
 			return o.fail(key, elemClass, ev)
 		}
-		el := &object{class: o.class, m: make(map[string]*fastjson.Value, eo.Len())}
-		eo.Visit(func(k []byte, v *fastjson.Value) { el.m[string(k)] = v })
-		if err := fn(el); err != nil {
+		if err := fn(newObject(o.class, eo)); err != nil {
 			return err
 		}
 	}
@@ -345,7 +382,7 @@ var classNames = func() map[string]string {
 // truncated (ACCEPT_FLOAT_AS_INT), numeric text is parsed, a value out of
 // int's range is an error.
 func (o *object) int32(key string) (int32, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil {
 		return 0, nil
 	}
@@ -384,7 +421,7 @@ func (o *object) int32(key string) (int32, error) {
 
 // float64 reads a double property; def when absent, 0 when null.
 func (o *object) float64(key string, def float64) (float64, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil {
 		return def, nil
 	}
@@ -409,7 +446,7 @@ func (o *object) float64(key string, def float64) (float64, error) {
 
 // sub reads an object property: nil when absent or null.
 func (o *object) sub(key, class string) (*object, error) {
-	v := o.m[key]
+	v := o.get(key)
 	if v == nil || v.Type() == fastjson.TypeNull {
 		return nil, nil
 	}
@@ -417,7 +454,5 @@ func (o *object) sub(key, class string) (*object, error) {
 	if err != nil {
 		return nil, o.fail(key, class, v)
 	}
-	el := &object{class: o.class, m: make(map[string]*fastjson.Value, ob.Len())}
-	ob.Visit(func(k []byte, v *fastjson.Value) { el.m[string(k)] = v })
-	return el, nil
+	return newObject(o.class, ob), nil
 }

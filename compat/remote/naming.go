@@ -232,7 +232,7 @@ func (o *object) instance() (Instance, error) {
 	if in.ServiceName, in.HasService, err = o.str("serviceName"); err != nil {
 		return in, err
 	}
-	if v := o.m["metadata"]; v != nil {
+	if v := o.get("metadata"); v != nil {
 		if in.Metadata, err = o.strMap("metadata"); err != nil {
 			return in, err
 		}
@@ -588,7 +588,7 @@ func decodeNaming(typ string, o *object, rb RequestBase) (r Requester, ok bool, 
 		if br.Op, br.HasOp, err = o.str("type"); err != nil {
 			return nil, true, err
 		}
-		if v := o.m["instances"]; v != nil && v.Type() != fastjson.TypeNull {
+		if v := o.get("instances"); v != nil && v.Type() != fastjson.TypeNull {
 			br.HasInstances = true
 		}
 		err = o.objects("instances", "com.alibaba.nacos.api.naming.pojo.Instance", func(e *object) error {

@@ -247,7 +247,7 @@ func (d *DecodedResponse) Objects(key string) []map[string]string {
 	d.obj.objects(key, "Object", func(o *object) error {
 		m := map[string]string{}
 		if o != nil {
-			for k := range o.m {
+			for _, k := range o.keys() {
 				if s, ok, _ := o.str(k); ok {
 					m[k] = s
 				}
@@ -288,7 +288,7 @@ func DecodeResponse(typ string, body []byte) (*DecodedResponse, error) {
 	if o == nil {
 		return d, nil
 	}
-	if v := o.m["resultCode"]; v != nil && v.Type() != fastjson.TypeNull {
+	if v := o.get("resultCode"); v != nil && v.Type() != fastjson.TypeNull {
 		n, err := o.int64("resultCode")
 		if err != nil {
 			return nil, err
