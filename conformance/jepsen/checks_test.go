@@ -505,3 +505,24 @@ func TestSlotListedTwice(t *testing.T) {
 		t.Fatalf("slots %+v extra %d; want slot 1 = new, slot 0 = a, one extra", slots, extra)
 	}
 }
+
+// A 2.x list (QueryServiceResponse) reads into slots as the HTTP list
+// does: other hosts and a slot listed twice count as extra.
+func TestParseServiceInfoSlots(t *testing.T) {
+	body := `{"resultCode":200,"errorCode":0,"serviceInfo":{"name":"jps0","groupName":"DEFAULT_GROUP","hosts":[
+		{"ip":"127.0.0.20","port":9160,"metadata":{"v":"r1.1"}},
+		{"ip":"127.0.0.20","port":9162,"metadata":{"v":"r2.5","m":"m3.1"}},
+		{"ip":"127.0.0.20","port":9162,"metadata":{"v":"old"}},
+		{"ip":"10.0.0.1","port":9161,"metadata":{}}]}}`
+	slots, extra, err := parseServiceInfoSlots([]byte(body), "127.0.0.20", 9160, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Slot{{P: true, V: "r1.1"}, {}, {P: true, V: "r2.5", M: "m3.1"}, {}}
+	if slotsString(slots) != slotsString(want) || extra != 2 {
+		t.Fatalf("slots %s extra %d, want %s extra 2", slotsString(slots), extra, slotsString(want))
+	}
+	if _, _, err := parseServiceInfoSlots([]byte(`{"resultCode":500,"errorCode":500}`), "127.0.0.20", 9160, 4); err == nil {
+		t.Fatal("an answer without serviceInfo read as a list")
+	}
+}

@@ -82,12 +82,12 @@ func NewCluster(bin, dir string, ips []string, port int, rec *Recorder, probe *C
 }
 
 // FreePort finds an HTTP port p in [from, to] free on every ip, with
-// p-1000 free too (raft).
+// p-1000 (raft) and p+1000 (gRPC) free too.
 func FreePort(ips []string, from, to int) (int, error) {
 	for p := from; p <= to; p++ {
 		ok := true
 		for _, ip := range ips {
-			for _, q := range []int{p, p - 1000} {
+			for _, q := range []int{p, p - 1000, p + 1000} {
 				l, err := net.Listen("tcp", net.JoinHostPort(ip, strconv.Itoa(q)))
 				if err != nil {
 					ok = false

@@ -122,6 +122,9 @@ type Op struct {
 	AllPersist bool   `json:"allPersist,omitempty"`
 	Value      string `json:"value,omitempty"` // written value
 	CAS        string `json:"cas,omitempty"`   // cfg.cas: the casMd5 sent
+	// Proto is "grpc" for an op a Nacos 2.x client's request carried
+	// (grpc.go); "" for HTTP
+	Proto string `json:"proto,omitempty"`
 
 	Invoke   int64   `json:"invoke"`   // ns since the run started (monotonic)
 	Complete int64   `json:"complete"` // ns; math.MaxInt64 while pending
@@ -154,6 +157,9 @@ func (o *Op) Done() int64 {
 func (o *Op) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "op %d c%d n%d %s %s", o.ID, o.Client, o.Node+1, o.Kind, o.Key)
+	if o.Proto != "" {
+		fmt.Fprintf(&b, " over %s", o.Proto)
+	}
 	switch o.Kind {
 	case PIReg, PIDereg:
 		fmt.Fprintf(&b, "#%d", o.Slot)
@@ -264,6 +270,8 @@ type Beater struct {
 	// Deregister: at its stop it deregisters the instance, as a client
 	// shutting down does, right after a beat
 	Deregister bool `json:"deregister,omitempty"`
+	// GRPC: a Nacos 2.x client's instance, kept by its connection (grpc.go)
+	GRPC bool `json:"grpc,omitempty"`
 }
 
 // Recorder collects a run's history. Safe for concurrent use.
@@ -336,7 +344,10 @@ type Run struct {
 	// CASHonoured: the server refused a publish whose casMd5 did not
 	// match (Nacos 2.x); 1.4.8 ignores the header, and then a CAS publish
 	// is checked as a plain publish.
-	CASHonoured bool        `json:"casHonoured"`
+	CASHonoured bool `json:"casHonoured"`
+	// GRPCShare is the percent of worker sessions that were Nacos 2.x
+	// (gRPC) ones
+	GRPCShare   int         `json:"grpcShare"`
 	Ops         []*Op       `json:"ops"`
 	Events      []Event     `json:"events"`
 	Leaders     []LeaderObs `json:"leaders"`

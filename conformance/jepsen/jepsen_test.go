@@ -40,6 +40,13 @@ func TestJepsen(t *testing.T) {
 		}
 		cfg.Duration = d
 	}
+	if s := os.Getenv("NACOSD_JEPSEN_GRPC"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 0 || n > 100 {
+			t.Fatalf("NACOSD_JEPSEN_GRPC=%q: a percent of sessions, 0-100", s)
+		}
+		cfg.GRPCShare = n
+	}
 	opt := DefaultOptions()
 	if s := os.Getenv("NACOSD_JEPSEN_STALE"); s != "" {
 		d, err := time.ParseDuration(s)

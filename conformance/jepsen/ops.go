@@ -40,11 +40,24 @@ func DefaultNames(clientIP string, port int) Names {
 	}
 }
 
-// exec runs op against node n with client cl and records it.
-func (w *Workload) exec(cl *Client, op *Op) {
+// exec runs op against its node with client cl and records it.
+func (w *Workload) exec(cl *Client, op *Op) { w.execVia(cl, nil, op) }
+
+// execVia is exec in a session that may be a gRPC one (gs not nil): the
+// ops a 2.x client has a request for go over gRPC, as do ops made with
+// Proto "grpc" (a 2.x client's instance).
+func (w *Workload) execVia(cl *Client, gs *grpcSession, op *Op) {
 	n := w.c.Nodes[op.Node]
+	if gs != nil && overGRPC(op.Kind) {
+		op.Proto = "grpc"
+	}
 	w.rec.Invoke(op)
-	o := w.perform(cl, n, op)
+	var o Outcome
+	if op.Proto == "grpc" {
+		o = w.performGRPC(gs, op)
+	} else {
+		o = w.perform(cl, n, op)
+	}
 	w.rec.Complete(op, o)
 }
 

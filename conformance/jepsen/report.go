@@ -107,8 +107,14 @@ func (rep *Report) Markdown() string {
 		verdict = "FAIL: " + strings.Join(rep.FailedChecks(), ", ")
 	}
 	fmt.Fprintf(&b, "# nacosd fault-injection check: seed %d, %v — %s\n\n", run.Seed, run.Duration, verdict)
-	fmt.Fprintf(&b, "Reproduce: `make jepsen SEED=%d DURATION=%v`. %d nodes, %d clients, %d beating instances; %d ops recorded; casMd5 honoured by the server: %v (when not, a CAS publish is checked as a plain publish, as 1.4.8 ignores the header).\n\n",
-		run.Seed, run.Duration, run.Nodes, run.Clients, len(run.Beaters), len(run.Ops), run.CASHonoured)
+	grpcOps := 0
+	for _, op := range run.Ops {
+		if op.Proto == "grpc" {
+			grpcOps++
+		}
+	}
+	fmt.Fprintf(&b, "Reproduce: `make jepsen SEED=%d DURATION=%v`. %d nodes, %d clients, %d beating instances; %d ops recorded (%d over Nacos 2.x gRPC, in %d %% of the clients' sessions); casMd5 honoured by the server: %v (when not, a CAS publish is checked as a plain publish, as 1.4.8 ignores the header).\n\n",
+		run.Seed, run.Duration, run.Nodes, run.Clients, len(run.Beaters), len(run.Ops), grpcOps, run.GRPCShare, run.CASHonoured)
 
 	b.WriteString("## Faults\n\n| # | planned | hit | began | back | held |\n|---|---|---|---|---|---|\n")
 	for _, f := range run.Schedule {

@@ -20,8 +20,11 @@ type Config struct {
 	PortFrom int           // HTTP port range to pick from (raft: port-1000)
 	PortTo   int
 	Timeout  time.Duration // a client request's timeout
-	Settle   time.Duration // after the final heal, before the final reads
-	Logf     func(format string, args ...any)
+	// GRPCShare is the percent of the workers' sessions that are Nacos
+	// 2.x ones (grpc.go; 0: none)
+	GRPCShare int
+	Settle    time.Duration // after the final heal, before the final reads
+	Logf      func(format string, args ...any)
 }
 
 // DefaultConfig is the run `make jepsen` does.
@@ -31,9 +34,10 @@ func DefaultConfig() Config {
 		IPs:      []string{"127.0.0.21", "127.0.0.22", "127.0.0.23"},
 		ClientIP: "127.0.0.20",
 		PortFrom: 9100, PortTo: 9119,
-		Timeout: 5 * time.Second,
-		Settle:  3 * time.Second,
-		Logf:    func(string, ...any) {},
+		Timeout:   5 * time.Second,
+		Settle:    3 * time.Second,
+		GRPCShare: 30,
+		Logf:      func(string, ...any) {},
 	}
 }
 
@@ -61,7 +65,7 @@ func Execute(ctx context.Context, cfg Config) (run *Run, err error) {
 		return nil, err
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x636c69656e7473)) // "clients"
-	run = &Run{Seed: cfg.Seed, Duration: cfg.Duration, Nodes: len(cfg.IPs), Clients: 12 + rng.IntN(13)}
+	run = &Run{Seed: cfg.Seed, Duration: cfg.Duration, Nodes: len(cfg.IPs), Clients: 12 + rng.IntN(13), GRPCShare: cfg.GRPCShare}
 	nbeaters := 6 + rng.IntN(7)
 	names := DefaultNames(cfg.ClientIP, port)
 	run.PISlots, run.ConfigKeys, run.PIServices, run.SvcServices = names.Slots, names.ConfigKeys, names.PIServices, names.SvcNames
@@ -90,7 +94,7 @@ func Execute(ctx context.Context, cfg Config) (run *Run, err error) {
 		return nil, err
 	}
 	w := &Workload{c: c, rec: rec, names: names, timeout: cfg.Timeout, sampleTimeout: 2 * time.Second,
-		seed: cfg.Seed, latest: map[int]LeaderObs{}}
+		seed: cfg.Seed, grpcShare: cfg.GRPCShare, latest: map[int]LeaderObs{}}
 	monStop := make(chan struct{})
 	var monWG sync.WaitGroup
 	for i := range c.Nodes {
@@ -119,6 +123,7 @@ func Execute(ctx context.Context, cfg Config) (run *Run, err error) {
 		go func() { defer work.Done(); w.worker(stop, id) }()
 	}
 	beaters := make([]*Beater, nbeaters)
+	protoRng := rand.New(rand.NewPCG(cfg.Seed, 0x67727063)) // "grpc": the draws above stay as they were
 	for i := range beaters {
 		b := &Beater{ID: i, Service: names.EphNames[i%len(names.EphNames)], Inst: fmt.Sprintf("%s:%d", names.ClientIP, names.EphBase+i)}
 		// a third stop beating during the run, early enough for their
@@ -127,8 +132,13 @@ func Execute(ctx context.Context, cfg Config) (run *Run, err error) {
 			b.StopAt = start + int64(20*time.Second) + rng.Int64N(int64(cfg.Duration-70*time.Second))
 			b.Deregister = i%2 == 1 // every other one deregisters as it stops
 		}
+		b.GRPC = protoRng.IntN(100) < cfg.GRPCShare
 		beaters[i] = b
 		work.Add(1)
+		if b.GRPC {
+			go func() { defer work.Done(); w.grpcBeater(stop, b) }()
+			continue
+		}
 		go func() { defer work.Done(); w.beater(stop, b) }()
 	}
 	for i := range c.Nodes {

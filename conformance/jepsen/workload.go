@@ -17,6 +17,7 @@ type Workload struct {
 	timeout       time.Duration // a client's request timeout
 	sampleTimeout time.Duration // a sampler's (shorter: a paused node must not stall it long)
 	seed          uint64
+	grpcShare     int // percent of a worker's sessions that are gRPC ones (grpc.go)
 
 	leaderMu sync.Mutex
 	latest   map[int]LeaderObs
@@ -77,8 +78,12 @@ func stopped(stop <-chan struct{}) bool {
 // read back at once half of the time, 50–300 ms between ops.
 func (w *Workload) worker(stop <-chan struct{}, id int) {
 	rng := rand.New(rand.NewPCG(w.seed, uint64(id)))
+	// its own stream: the ops drawn do not depend on the gRPC share
+	protoRng := rand.New(rand.NewPCG(w.seed, uint64(id)|1<<40))
 	cl := NewClient(w.names.ClientIP, w.timeout)
 	defer cl.Close()
+	var gs *grpcSession
+	defer func() { gs.close() }()
 	nm := w.names
 	var node, left, session, seq int
 	lastRead := map[string]string{} // config key -> content this worker last read
@@ -89,6 +94,11 @@ func (w *Workload) worker(stop <-chan struct{}, id int) {
 	for !stopped(stop) {
 		if left == 0 {
 			node, left, session = rng.IntN(len(w.c.Nodes)), 5+rng.IntN(30), w.rec.NewSession()
+			gs.close()
+			gs = nil
+			if protoRng.IntN(100) < w.grpcShare {
+				gs = newGRPCSession(w.c.Nodes[node], nm.ClientIP)
+			}
 		}
 		left--
 		op := &Op{Client: id, Session: session, Node: node, Kind: pickKind(rng)}
@@ -127,7 +137,7 @@ func (w *Workload) worker(stop <-chan struct{}, id int) {
 		case SvcPut:
 			op.Value = svcValue(value("u"), float64(1+rng.IntN(9))/10)
 		}
-		w.exec(cl, op)
+		w.execVia(cl, gs, op)
 		if op.Kind == CfgGet && op.Outcome == OK && op.Found {
 			lastRead[op.Key] = op.Read
 		}
@@ -136,12 +146,12 @@ func (w *Workload) worker(stop <-chan struct{}, id int) {
 				// a service update right after a register, through the
 				// same node (a follower answered 500 "service not found")
 				u := &Op{Client: id, Session: session, Node: node, Kind: PISvcPut, Key: op.Key, Value: value("s")}
-				w.exec(cl, u)
+				w.execVia(cl, gs, u)
 				left--
 			}
 			if rng.IntN(2) == 0 {
 				back := &Op{Client: id, Session: session, Node: node, Kind: readOf[op.Kind], Key: op.Key}
-				w.exec(cl, back)
+				w.execVia(cl, gs, back)
 				if back.Kind == CfgGet && back.Outcome == OK && back.Found {
 					lastRead[back.Key] = back.Read
 				}

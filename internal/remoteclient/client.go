@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync"
 	"time"
@@ -46,6 +47,8 @@ type Options struct {
 	NoStream bool
 	// SetupTimeout bounds the wait for SetupAckRequest (3 s).
 	SetupTimeout time.Duration
+	// LocalIP, when set, is the address the connection leaves from.
+	LocalIP string
 }
 
 // Client is one connection.
@@ -87,8 +90,15 @@ func Dial(ctx context.Context, addr string, opt Options) (*Client, error) {
 	if opt.SetupTimeout == 0 {
 		opt.SetupTimeout = 3 * time.Second
 	}
-	cc, err := grpc.NewClient(addr, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.ForceCodec(remote.Codec{})))
+	dopts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.ForceCodec(remote.Codec{}))}
+	if opt.LocalIP != "" {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(opt.LocalIP)}}
+		dopts = append(dopts, grpc.WithContextDialer(func(ctx context.Context, a string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp", a)
+		}))
+	}
+	cc, err := grpc.NewClient(addr, dopts...)
 	if err != nil {
 		return nil, fmt.Errorf("remoteclient: dial %s: %w", addr, err)
 	}

@@ -273,6 +273,7 @@ func (m *Manager) Start(ctx context.Context) {
 		case <-m.ctx.Done():
 		}
 	}()
+	go m.announce()
 	m.tasks.Every(m.cfg.ReportDelay, m.cfg.ReportInterval, m.reportOnce)
 	if len(m.cfg.Fixed) == 0 && m.cfg.ConfPath != "" {
 		m.tasks.Every(m.cfg.WatchInterval, m.cfg.WatchInterval, m.reread)

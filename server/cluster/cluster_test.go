@@ -241,3 +241,40 @@ func TestStartupErrors(t *testing.T) {
 		t.Fatalf("standalone: %v %v", err, s)
 	}
 }
+
+// TestStartAnnouncesToEveryMember: a starting node reports to every other
+// member at once (not one member per 2 s after 5 s, as Java), so that they
+// all count it UP, and agree on Distro's owners, within moments of its
+// start.
+func TestStartAnnouncesToEveryMember(t *testing.T) {
+	t.Parallel()
+	a, b := newPeer(t), newPeer(t)
+	self := "127.0.0.1:1"
+	m, _ := newManager(t, self, self, a.addr(), b.addr())
+	m.Start(t.Context()) // the fake clock does not move: no scheduled report runs
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		a.mu.Lock()
+		na := len(a.got)
+		a.mu.Unlock()
+		b.mu.Lock()
+		nb := len(b.got)
+		b.mu.Unlock()
+		if na > 0 && nb > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("reports at start: %d to a, %d to b; want one to each", na, nb)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for {
+		if m.State(a.addr()) == compat.MemberUp && m.State(b.addr()) == compat.MemberUp {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the announcement: a %s, b %s", m.State(a.addr()), m.State(b.addr()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
