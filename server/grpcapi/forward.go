@@ -193,11 +193,12 @@ func writeFailure(err error) string {
 // else sent there before any handler runs; the answer is the leader's,
 // relayed once this node applied it.
 func (s *Server) routeCP(ctx context.Context, rt *Route, call *Call) *remote.Payload {
-	if idempotentTypes[rt.Type] {
+	idem := idempotent(rt.Type, call.Req)
+	if idem {
 		call.writeID = raftstore.NewWriteID() // sent again when the outcome is unknown: applied once
 	}
 	var out *remote.Payload
-	w := leader.Write{Name: rt.Type, Idempotent: idempotentTypes[rt.Type],
+	w := leader.Write{Name: rt.Type, Idempotent: idem,
 		Here: func() error {
 			hctx, note := raftstore.WithWriteNote(raftstore.WithWriteID(ctx, call.writeID))
 			out = s.runHandler(hctx, rt, call)
