@@ -61,19 +61,16 @@ func (w heldWriter) Apply(ctx context.Context, ops []connbound.Op) []error {
 			errs[i] = res[j]
 		}
 	}
-	if len(byOwner) == 1 { // one owner (a single register): no goroutine
-		for owner, idx := range byOwner {
-			apply(owner, idx)
-		}
-		return errs
-	}
+	// the owners in parallel, the last one on this goroutine (a single
+	// register starts none)
 	var wg sync.WaitGroup
+	left := len(byOwner)
 	for owner, idx := range byOwner {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		if left--; left == 0 {
 			apply(owner, idx)
-		}()
+			break
+		}
+		wg.Go(func() { apply(owner, idx) })
 	}
 	wg.Wait()
 	return errs

@@ -38,6 +38,9 @@ func (n *Node) Addr() string { return net.JoinHostPort(n.IP, strconv.Itoa(n.Port
 // RaftAddr is the address its raft transport listens on.
 func (n *Node) RaftAddr() string { return net.JoinHostPort(n.IP, strconv.Itoa(n.Port-1000)) }
 
+// GRPCAddr is the address its Nacos 2.x gRPC server listens on.
+func (n *Node) GRPCAddr() string { return net.JoinHostPort(n.IP, strconv.Itoa(n.Port+1000)) }
+
 // Running reports whether the process runs (paused counts as running).
 func (n *Node) Running() bool {
 	n.mu.Lock()

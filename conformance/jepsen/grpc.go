@@ -4,11 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"strconv"
 	"strings"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -31,7 +28,7 @@ type grpcSession struct {
 }
 
 func newGRPCSession(n *Node, localIP string) *grpcSession {
-	return &grpcSession{addr: net.JoinHostPort(n.IP, strconv.Itoa(n.Port+1000)), localIP: localIP}
+	return &grpcSession{addr: n.GRPCAddr(), localIP: localIP}
 }
 
 func (g *grpcSession) close() {
@@ -49,22 +46,18 @@ func (g *grpcSession) close() {
 // stop it closes the connection (the server removes what the connection
 // held), after deregistering the instance when it deregisters.
 func (w *Workload) grpcBeater(stop <-chan struct{}, b *Beater) {
-	rng := rand.New(rand.NewPCG(w.seed, uint64(5000+b.ID)))
-	session := w.rec.NewSession()
-	client := 500 + b.ID
-	node := rng.IntN(len(w.c.Nodes))
 	var gs *grpcSession
 	defer func() { gs.close() }()
-	registered := false
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		if b.StopAt > 0 && w.rec.Now() >= b.StopAt {
-			b.Stopped = w.rec.Now()
-			if b.Deregister && gs != nil && registered {
-				w.execVia(nil, gs, &Op{Client: client, Session: session, Node: node, Kind: EphDereg, Key: b.Service, Slot: b.ID, Proto: "grpc"})
-			}
-			return
+	node, registered := -1, false
+	grpcOp := func(bs beaterSession, kind Kind) *Op {
+		op := bs.op(node, kind)
+		op.Proto = "grpc"
+		w.execVia(nil, gs, op)
+		return op
+	}
+	w.beatLoop(stop, b, func(bs beaterSession) {
+		if node < 0 {
+			node = bs.rng.IntN(len(w.c.Nodes))
 		}
 		for try := 0; try < len(w.c.Nodes); try++ {
 			if gs == nil {
@@ -74,23 +67,20 @@ func (w *Workload) grpcBeater(stop <-chan struct{}, b *Beater) {
 			if !registered {
 				kind = EphReg
 			}
-			op := &Op{Client: client, Session: session, Node: node, Kind: kind, Key: b.Service, Slot: b.ID, Proto: "grpc"}
-			w.execVia(nil, gs, op)
-			if op.Outcome == OK {
+			if grpcOp(bs, kind).Outcome == OK {
 				registered = true
-				break
+				return
 			}
 			// the node did not answer, or the connection broke: the next
 			// node, a new connection, the instance registered again
 			gs.close()
 			gs, node = nil, (node+1)%len(w.c.Nodes)
 		}
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
+	}, func(bs beaterSession) {
+		if b.Deregister && gs != nil && registered {
+			grpcOp(bs, EphDereg)
 		}
-	}
+	})
 }
 
 // overGRPC reports the kinds a gRPC session sends over gRPC.
@@ -170,12 +160,12 @@ func (w *Workload) performGRPC(g *grpcSession, op *Op) Outcome {
 	out, d, err := g.cl.Do(ctx, req)
 	if err != nil {
 		op.Err = err.Error()
-		if st, ok := status.FromError(err); ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "connection refused") {
-			g.close()
-			return Fail // the connection was gone and could not be opened again: nothing was sent
-		}
-		if st, ok := status.FromError(err); !ok || st.Code() == codes.Unavailable || st.Code() == codes.Canceled {
+		st, ok := status.FromError(err)
+		if !ok || st.Code() == codes.Unavailable || st.Code() == codes.Canceled {
 			g.close() // a broken connection: the next op opens a new one
+		}
+		if ok && st.Code() == codes.Unavailable && strings.Contains(st.Message(), "connection refused") {
+			return Fail // the connection was gone and could not be opened again: nothing was sent
 		}
 		return Unknown
 	}

@@ -174,30 +174,17 @@ func (w *Workload) worker(stop <-chan struct{}, id int) {
 // beater with a StopAt stops beating then; with Deregister it also
 // deregisters the instance, as a client shutting down does.
 func (w *Workload) beater(stop <-chan struct{}, b *Beater) {
-	rng := rand.New(rand.NewPCG(w.seed, uint64(5000+b.ID)))
 	cl := NewClient(w.names.ClientIP, w.timeout)
 	defer cl.Close()
-	session := w.rec.NewSession()
-	client := 500 + b.ID
 	registered := false
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		if b.StopAt > 0 && w.rec.Now() >= b.StopAt {
-			b.Stopped = w.rec.Now()
-			if b.Deregister {
-				w.deregister(cl, b, session, client, rng)
-			}
-			return
-		}
-		first := rng.IntN(len(w.c.Nodes))
+	w.beatLoop(stop, b, func(bs beaterSession) {
+		first := bs.rng.IntN(len(w.c.Nodes))
 		for try := 0; try < len(w.c.Nodes); try++ {
-			node := (first + try) % len(w.c.Nodes)
 			kind := EphBeat
 			if !registered {
 				kind = EphReg
 			}
-			op := &Op{Client: client, Session: session, Node: node, Kind: kind, Key: b.Service, Slot: b.ID}
+			op := bs.op((first+try)%len(w.c.Nodes), kind)
 			w.exec(cl, op)
 			if op.Outcome == OK {
 				registered = true
@@ -208,6 +195,39 @@ func (w *Workload) beater(stop <-chan struct{}, b *Beater) {
 				break
 			}
 		}
+	}, func(bs beaterSession) {
+		if b.Deregister {
+			w.deregister(cl, b, bs.session, bs.client, bs.rng)
+		}
+	})
+}
+
+// beaterSession is what a beater's ops share: its random stream, session
+// and client number.
+type beaterSession struct {
+	b               *Beater
+	rng             *rand.Rand
+	session, client int
+}
+
+// op is an op of the beater's instance on node.
+func (bs beaterSession) op(node int, kind Kind) *Op {
+	return &Op{Client: bs.client, Session: bs.session, Node: node, Kind: kind, Key: bs.b.Service, Slot: bs.b.ID}
+}
+
+// beatLoop calls beat every second until stop closes or until b's planned
+// stop, which it records before it calls atStop.
+func (w *Workload) beatLoop(stop <-chan struct{}, b *Beater, beat, atStop func(beaterSession)) {
+	bs := beaterSession{b: b, rng: rand.New(rand.NewPCG(w.seed, uint64(5000+b.ID))), session: w.rec.NewSession(), client: 500 + b.ID}
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		if b.StopAt > 0 && w.rec.Now() >= b.StopAt {
+			b.Stopped = w.rec.Now()
+			atStop(bs)
+			return
+		}
+		beat(bs)
 		select {
 		case <-stop:
 			return

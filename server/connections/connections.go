@@ -106,20 +106,10 @@ func (c *Conn) Cluster() bool { return strings.EqualFold(c.Labels[LabelSource], 
 // LastActive is when the client was last heard from.
 func (c *Conn) LastActive() time.Time { return time.UnixMilli(c.lastActive.Load()) }
 
-// AppLabels are the labels gray rules match (ConnectionMeta.getAppLabels):
-// AppName, ClientVersion and every non-blank "app_conn_" label without
-// its prefix.
-func (c *Conn) AppLabels() map[string]string {
-	m := map[string]string{"AppName": c.Labels[LabelAppName], "ClientVersion": c.Version}
-	for k, v := range c.Labels {
-		if strings.HasPrefix(k, appConnPrefix) && len(k) > len(appConnPrefix) && strings.TrimSpace(v) != "" {
-			m[k[len(appConnPrefix):]] = v
-		}
-	}
-	return m
-}
-
-// AppLabel is AppLabels()[name] without building the map.
+// AppLabel is one of the labels gray rules match
+// (ConnectionMeta.getAppLabels): AppName, ClientVersion, or a non-blank
+// "app_conn_" label named without its prefix, which wins over the first
+// two; "" when the connection has none.
 func (c *Conn) AppLabel(name string) string {
 	if v, ok := c.Labels[appConnPrefix+name]; ok && name != "" && strings.TrimSpace(v) != "" {
 		return v

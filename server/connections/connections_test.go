@@ -297,17 +297,19 @@ func eventually(t *testing.T, cond func() bool) {
 	}
 }
 
-// AppLabel answers as the map of AppLabels does, without building it.
-func TestAppLabelIsAppLabels(t *testing.T) {
+// AppLabel answers as Java's getAppLabels map does.
+func TestAppLabel(t *testing.T) {
 	t.Parallel()
 	c := &Conn{Version: "Nacos-Java-Client:v2.5.1", Labels: map[string]string{
 		LabelAppName: "shop", "app_conn_Vipserver-Tag": "gray", "app_conn_blank": "  ", "app_conn_": "x",
 		"app_conn_AppName": "override", "Vipserver-Tag": "not-an-app-label", "app_conn_ClientVersion": "",
 	}}
-	m := c.AppLabels()
+	// getAppLabels: AppName and ClientVersion, then every non-blank
+	// "app_conn_" label without its prefix
+	m := map[string]string{"AppName": "override", "ClientVersion": "Nacos-Java-Client:v2.5.1", "Vipserver-Tag": "gray"}
 	for _, name := range []string{"Vipserver-Tag", "blank", "", "AppName", "ClientVersion", "missing", "app_conn_Vipserver-Tag"} {
 		if got, want := c.AppLabel(name), m[name]; got != want {
-			t.Errorf("AppLabel(%q) = %q, AppLabels has %q", name, got, want)
+			t.Errorf("AppLabel(%q) = %q, getAppLabels has %q", name, got, want)
 		}
 	}
 }

@@ -39,21 +39,9 @@ func (c countingConn) Write(b []byte) (int, error) {
 // startCounted is startWire over a listener counting the server's writes.
 func startCounted(t *testing.T, mod func(*Config)) (string, *atomic.Int64) {
 	t.Helper()
-	cfg := Config{Methods: map[string]Kind{"/Request/request": UnaryMethod, "/BiRequestStream/requestBiStream": StreamMethod},
-		Handler: &testHandler{unaryCtxDone: make(chan struct{})}, Logger: discardLogger(), MaxRecvMsgSize: 4 << 20}
-	mod(&cfg)
-	s, err := New(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	writes := &atomic.Int64{}
-	go s.Serve(countingListener{ln, writes})
-	t.Cleanup(s.Close)
-	return ln.Addr().String(), writes
+	_, addr, _ := startWireOn(t, mod, func(ln net.Listener) net.Listener { return countingListener{ln, writes} })
+	return addr, writes
 }
 
 // unaryFrames is the frames of unary calls on streams first, first+2, …

@@ -2,6 +2,7 @@ package grpcwire
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -62,7 +63,7 @@ func (s *Stream) Conn() *Conn { return s.c }
 func (s *Stream) Send(msg []byte) error {
 	s.st.sendMu.Lock()
 	defer s.st.sendMu.Unlock()
-	return s.c.send(s.st, msg, true, nil)
+	return s.c.send(s.st, msg, true, nil, false)
 }
 
 // Finish ends the stream with err's status (nil: OK) after the message
@@ -167,74 +168,36 @@ func (c *Conn) runUnary(st *stream, req []byte, inline bool) {
 		c.finish(st, statusOf(err))
 		return
 	}
-	if inline && c.answerInline(st, resp) {
-		return
-	}
-	send := func() {
-		st.sendMu.Lock()
-		_ = c.send(st, resp, true, &Status{Code: OK})
-		st.sendMu.Unlock()
-	}
-	if inline {
-		c.s.run(send)
-		return
-	}
-	send()
-}
-
-// answerInline queues a unary call's answer on the reader, to go out
-// with the reader's next flush. It sends nothing and returns false when
-// the client's windows cannot take the whole message now (waiting for
-// them is for a worker: only the reader reads their updates).
-func (c *Conn) answerInline(st *stream, msg []byte) bool {
-	total := grpcMsgHeaderLen + len(msg)
-	c.mu.Lock()
-	if c.closed || st.reset {
-		c.mu.Unlock()
-		return true // nobody to answer
-	}
-	if min(c.sendWin, st.sendWin) < int64(total) {
-		c.mu.Unlock()
-		return false
-	}
-	c.sendWin -= int64(total)
-	st.sendWin -= int64(total)
-	maxFrame := c.peerMaxFrame
-	c.mu.Unlock()
-	prefix := [grpcMsgHeaderLen]byte{0, byte(len(msg) >> 24), byte(len(msg) >> 16), byte(len(msg) >> 8), byte(len(msg))}
-	bp := c.s.getBuf(0)
-	defer c.s.putBuf(bp)
 	st.sendMu.Lock()
-	defer st.sendMu.Unlock()
-	c.wmu.Lock()
-	c.waitRoomLocked()
-	if st.done || c.wclosed {
-		c.wmu.Unlock()
-		return true
+	err = c.send(st, resp, true, &Status{Code: OK}, inline)
+	st.sendMu.Unlock()
+	if err == errWouldWait {
+		c.s.run(func() {
+			st.sendMu.Lock()
+			_ = c.send(st, resp, true, &Status{Code: OK}, false)
+			st.sendMu.Unlock()
+		})
 	}
-	b := c.appendHeaderBlock((*bp)[:0], st.id, appendResponseHeaders(nil, "application/grpc"), false, maxFrame)
-	b = appendMessageData(b, st.id, prefix[:], msg, 0, total, maxFrame)
-	b = c.appendHeaderBlock(b, st.id, appendTrailers(nil, &Status{Code: OK}), true, maxFrame)
-	*bp = b
-	st.headersSent, st.done = true, true
-	c.resetStrikes.Store(true)
-	_ = c.queueLocked(b)
-	c.wmu.Unlock()
-	c.endStream(st) // the client's end was read: no RST_STREAM
-	return true
 }
 
 // finish ends a call with a status and no (further) message.
 func (c *Conn) finish(st *stream, status *Status) {
 	st.sendMu.Lock()
 	defer st.sendMu.Unlock()
-	_ = c.send(st, nil, false, status)
+	_ = c.send(st, nil, false, status, false)
 }
+
+// errWouldWait: send with queued set found the client's windows too small
+// for the whole message, and sent nothing.
+var errWouldWait = errors.New("grpcwire: the client's windows are full")
 
 // send writes a message (with hasMsg) and, with trailers, the call's end,
 // preceded by the response headers if they were not sent yet. The
-// message is cut to the client's windows; sendMu is held.
-func (c *Conn) send(st *stream, msg []byte, hasMsg bool, trailers *Status) error {
+// message is cut to the client's windows; sendMu is held. With queued (the
+// reader answering an inline call) the frames are queued for the reader's
+// flush, and a message the windows cannot take whole at once is not sent
+// (errWouldWait): only the reader reads their updates, so it must not wait.
+func (c *Conn) send(st *stream, msg []byte, hasMsg bool, trailers *Status, queued bool) error {
 	total := 0
 	if hasMsg {
 		total = grpcMsgHeaderLen + len(msg)
@@ -243,7 +206,7 @@ func (c *Conn) send(st *stream, msg []byte, hasMsg bool, trailers *Status) error
 	bp := c.s.getBuf(0)
 	defer c.s.putBuf(bp)
 	for sent := 0; ; {
-		n, maxFrame, err := c.reserve(st, total-sent)
+		n, maxFrame, err := c.reserve(st, total-sent, queued)
 		if err != nil {
 			return err
 		}
@@ -274,7 +237,11 @@ func (c *Conn) send(st *stream, msg []byte, hasMsg bool, trailers *Status) error
 			st.headersSent, st.done = true, true
 		}
 		*bp = b
-		err = c.writeLocked(b)
+		if queued {
+			err = c.queueLocked(b)
+		} else {
+			err = c.writeLocked(b)
+		}
 		c.wmu.Unlock()
 		if err != nil {
 			return err
@@ -305,9 +272,10 @@ func (c *Conn) endStream(st *stream) {
 }
 
 // reserve takes up to want bytes of the connection's and the stream's
-// send windows, waiting until some are free; it returns the client's
-// largest frame too.
-func (c *Conn) reserve(st *stream, want int) (int, int, error) {
+// send windows, waiting until some are free (all: want whole or
+// errWouldWait, without waiting); it returns the client's largest frame
+// too.
+func (c *Conn) reserve(st *stream, want int, all bool) (int, int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for {
@@ -320,7 +288,9 @@ func (c *Conn) reserve(st *stream, want int) (int, int, error) {
 		if want == 0 {
 			return 0, c.peerMaxFrame, nil
 		}
-		if avail := min(c.sendWin, st.sendWin); avail > 0 {
+		if avail := min(c.sendWin, st.sendWin); all && avail < int64(want) {
+			return 0, 0, errWouldWait
+		} else if avail > 0 {
 			n := int(min(int64(want), avail))
 			c.sendWin -= int64(n)
 			st.sendWin -= int64(n)

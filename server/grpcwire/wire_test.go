@@ -87,6 +87,13 @@ func (r *echoReceiver) Closed() { r.h.closed.Add(1) }
 
 func startWire(t *testing.T, mod func(*Config)) (*Server, string, *testHandler) {
 	t.Helper()
+	return startWireOn(t, mod, nil)
+}
+
+// startWireOn is startWire serving the listener wrap makes of the test's
+// (nil: the listener itself).
+func startWireOn(t *testing.T, mod func(*Config), wrap func(net.Listener) net.Listener) (*Server, string, *testHandler) {
+	t.Helper()
 	h := &testHandler{unaryCtxDone: make(chan struct{})}
 	cfg := Config{Methods: map[string]Kind{"/Request/request": UnaryMethod, "/BiRequestStream/requestBiStream": StreamMethod},
 		Handler: h, Logger: testlog.New(t), MaxRecvMsgSize: 4 << 20}
@@ -101,8 +108,12 @@ func startWire(t *testing.T, mod func(*Config)) (*Server, string, *testHandler) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	served := ln
+	if wrap != nil {
+		served = wrap(ln)
+	}
 	done := make(chan error, 1)
-	go func() { done <- s.Serve(ln) }()
+	go func() { done <- s.Serve(served) }()
 	t.Cleanup(func() {
 		s.Close()
 		if err := <-done; err != nil {

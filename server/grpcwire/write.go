@@ -55,14 +55,7 @@ func (c *Conn) queue(b []byte) error {
 func (c *Conn) flushQueued() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
-	if c.flushing || c.pending == nil {
-		return nil
-	}
-	if c.wclosed {
-		return errClosed
-	}
-	c.flushing = true
-	return c.flushLocked(nil)
+	return c.writeLocked(nil)
 }
 
 // waitRoomLocked waits while maxPending bytes are queued behind a write in
@@ -86,20 +79,20 @@ func (c *Conn) queueLocked(b []byte) error {
 	return nil
 }
 
-// writeLocked writes b (wmu held; released during the syscalls): behind a
-// write in progress it is queued and the call returns at once; else this
-// goroutine writes what is queued, then b, then what others queue
-// meanwhile.
+// writeLocked writes what is queued and then b (wmu held; released during
+// the syscalls), and then what others queue meanwhile; behind a write in
+// progress b is queued instead, and the call returns at once. b nil:
+// only what is queued.
 func (c *Conn) writeLocked(b []byte) error {
 	if c.wclosed {
 		return errClosed
 	}
-	if c.flushing || c.pending != nil {
-		if err := c.queueLocked(b); err != nil || c.flushing {
-			return err
-		}
-		c.flushing = true
-		return c.flushLocked(nil)
+	if b != nil && (c.flushing || c.pending != nil) {
+		_ = c.queueLocked(b)
+		b = nil
+	}
+	if c.flushing || b == nil && c.pending == nil {
+		return nil
 	}
 	c.flushing = true
 	return c.flushLocked(b)
