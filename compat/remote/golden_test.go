@@ -139,6 +139,12 @@ func TestResponsesGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got = EncodeRequest(&NotifySubscriberRequest{RequestBase: RequestBase{RequestID: d.RequestID}, ServiceInfo: si}, r.ClientIP).Body
+			// pre-rendered, as pushes to many subscribers are
+			pre := EncodeRequest(&NotifySubscriberRequest{RequestBase: RequestBase{RequestID: d.RequestID},
+				ServiceInfoJSON: ServiceInfoJSON(si)}, r.ClientIP).Body
+			if string(pre) != string(got) {
+				t.Errorf("pre-rendered NotifySubscriberRequest:\n got  %s\n want %s", pre, got)
+			}
 		default:
 			t.Errorf("no renderer for %s", r.Type)
 			continue

@@ -442,6 +442,17 @@ func (r *SubscribeServiceRequest) appendFields(w *compat.JSON) {
 type NotifySubscriberRequest struct {
 	RequestBase
 	ServiceInfo *ServiceInfo
+	// ServiceInfoJSON, when set, is written instead of ServiceInfo: the
+	// ServiceInfoJSON of one state, rendered once for every subscriber a
+	// change is pushed to (only the requestId differs between them).
+	ServiceInfoJSON []byte
+}
+
+// ServiceInfoJSON is the JSON si is written as in a NotifySubscriberRequest.
+func ServiceInfoJSON(si *ServiceInfo) []byte {
+	w := compat.NewJSON(256)
+	si.AppendJSON(w)
+	return w.Bytes()
 }
 
 // Type is the class name.
@@ -451,7 +462,9 @@ func (*NotifySubscriberRequest) Type() string { return TypeNotifySubscriberReque
 func (*NotifySubscriberRequest) Module() string { return ModuleNaming }
 
 func (r *NotifySubscriberRequest) appendFields(w *compat.JSON) {
-	if r.ServiceInfo != nil {
+	if r.ServiceInfoJSON != nil {
+		w.Key("serviceInfo").Raw(r.ServiceInfoJSON)
+	} else if r.ServiceInfo != nil {
 		r.ServiceInfo.AppendJSON(w.Key("serviceInfo"))
 	}
 }

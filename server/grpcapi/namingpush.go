@@ -206,18 +206,24 @@ func (n *NamingNotifier) run(id svcID) {
 	v, found := n.r.View(id.ns, id.svc)
 	cache := n.r.Switches().DefaultPushCacheMillis
 	now := n.refTime()
+	// subscribers that asked alike get the same bytes: rendered once
+	rendered := make(map[subscription][]byte, 1)
 	for _, t := range ts {
-		k := t.sub.key
-		si := serviceinfo.Render(v, found, serviceinfo.Selection{Clusters: t.sub.clusters, EnabledOnly: true, Name: k.ServiceName,
-			Group: k.GroupName, HasName: k.HasService, HasGroup: k.HasGroup}, cache, now)
-		n.push(t.conn, id, si)
+		body, ok := rendered[t.sub]
+		if !ok {
+			k := t.sub.key
+			body = remote.ServiceInfoJSON(serviceinfo.Render(v, found, serviceinfo.Selection{Clusters: t.sub.clusters, EnabledOnly: true,
+				Name: k.ServiceName, Group: k.GroupName, HasName: k.HasService, HasGroup: k.HasGroup}, cache, now))
+			rendered[t.sub] = body
+		}
+		n.push(t.conn, id, body)
 	}
 }
 
 // push sends one NotifySubscriberRequest; a failure is retried after
 // RetryDelay with the service's state then, while the connection lives
 // and still subscribes (Java's PushDelayTask for the one client).
-func (n *NamingNotifier) push(connID string, id svcID, si *remote.ServiceInfo) {
+func (n *NamingNotifier) push(connID string, id svcID, serviceInfo []byte) {
 	n.pushes.Add(1)
 	fail := func(err error) {
 		n.failures.Add(1)
@@ -227,7 +233,7 @@ func (n *NamingNotifier) push(connID string, id svcID, si *remote.ServiceInfo) {
 		n.s.log.Debug("naming push failed; retrying", "connectionId", connID, "service", id.svc, "err", err)
 		n.clock.AfterFunc(n.cfg.RetryDelay, func() { n.schedule(id, connID) })
 	}
-	err := n.s.conns.RequestAsync(connID, &remote.NotifySubscriberRequest{ServiceInfo: si}, n.cfg.AckTimeout,
+	err := n.s.conns.RequestAsync(connID, &remote.NotifySubscriberRequest{ServiceInfoJSON: serviceInfo}, n.cfg.AckTimeout,
 		func(r *remote.DecodedResponse, err error) {
 			if err == nil && !r.Success() {
 				err = errPushRefused

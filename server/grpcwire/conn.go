@@ -399,15 +399,17 @@ func (c *Conn) onData(h frameHeader, p []byte) error {
 // 4-byte length, the message).
 func (c *Conn) onMessages(st *stream, p []byte) error {
 	max := c.s.cfg.MaxRecvMsgSize
-	for len(p) > 0 || len(st.rbuf) >= grpcMsgHeaderLen {
+	for len(p) > 0 {
 		if st.need == 0 { // reading a message header
-			k := min(grpcMsgHeaderLen-len(st.rbuf), len(p))
-			st.rbuf, p = append(st.rbuf, p[:k]...), p[k:]
-			if len(st.rbuf) < grpcMsgHeaderLen {
+			k := copy(st.hdr[st.hdrN:], p)
+			st.hdrN, p = st.hdrN+k, p[k:]
+			if st.hdrN < grpcMsgHeaderLen {
 				return nil
 			}
-			n := int(uint32(st.rbuf[1])<<24 | uint32(st.rbuf[2])<<16 | uint32(st.rbuf[3])<<8 | uint32(st.rbuf[4]))
-			if st.rbuf[0] != 0 {
+			st.hdrN = 0
+			h := &st.hdr
+			n := int(uint32(h[1])<<24 | uint32(h[2])<<16 | uint32(h[3])<<8 | uint32(h[4]))
+			if h[0] != 0 {
 				return c.failStream(st, &Status{Code: Internal, Msg: "grpc: compressed flag set with identity or empty encoding"})
 			}
 			if n > max {

@@ -2,6 +2,7 @@ package grpcwire
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -262,3 +263,41 @@ func FuzzConn(f *testing.F) {
 }
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// TestMessagesCutAnywhere: a stream's messages reach the receiver whole
+// however the client cuts them into DATA frames (a message header split
+// over frames, several messages in one frame, an empty message).
+func TestMessagesCutAnywhere(t *testing.T) {
+	msgs := [][]byte{{}, []byte("abc"), bytes.Repeat([]byte("0123456789"), 30), []byte("z")}
+	var stream []byte
+	for _, m := range msgs {
+		stream = append(stream, 0, byte(len(m)>>24), byte(len(m)>>16), byte(len(m)>>8), byte(len(m)))
+		stream = append(stream, m...)
+	}
+	for _, cut := range []int{1, 2, 3, 4, 6, 7, 64, len(stream)} {
+		t.Run(fmt.Sprint(cut), func(t *testing.T) {
+			_, addr, _ := startWire(t, nil)
+			c := dialRaw(t, addr)
+			c.headers(1, "/BiRequestStream/requestBiStream", "application/grpc", false)
+			for p := stream; len(p) > 0; {
+				n := min(cut, len(p))
+				if err := c.fr.WriteData(1, false, p[:n]); err != nil {
+					t.Fatal(err)
+				}
+				p = p[n:]
+			}
+			// the echoes, read back as one byte stream
+			var got []byte
+			for len(got) < len(stream) {
+				f := c.next(http2.FrameData)
+				if f == nil {
+					t.Fatalf("connection ended after %d of %d echoed bytes", len(got), len(stream))
+				}
+				got = append(got, f.(*http2.DataFrame).Data()...)
+			}
+			if !bytes.Equal(got, stream) {
+				t.Fatalf("echoed\n %q\nwant\n %q", got, stream)
+			}
+		})
+	}
+}

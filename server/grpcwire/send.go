@@ -16,8 +16,10 @@ type stream struct {
 	kind   Kind
 	ctype  string
 
-	// the reader goroutine's: the message being read and the request of a
-	// unary call
+	// the reader goroutine's: the message header and the message being
+	// read, and the request of a unary call
+	hdr       [grpcMsgHeaderLen]byte
+	hdrN      int // bytes of hdr read
 	rbuf      []byte
 	need      int // 0: reading a message header; else 1 + the message's length
 	req       []byte

@@ -24,7 +24,17 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:18080", "listen address")
 	useFiber := flag.Bool("fiber", false, "answer through a fiber app with one catch-all route")
 	body := flag.Int("body", 0, "answer this many bytes instead of \"ok\"")
+	grpcAddr := flag.String("grpc-addr", "", "serve the gRPC ceiling (Nacos 2.x) on this address instead of HTTP")
+	grpcStack := flag.String("grpc-stack", "go", "the gRPC ceiling's transport: go (grpc-go) or wire (server/grpcwire)")
+	grpcContent := flag.Int("grpc-content", 512, "bytes of content in the gRPC ceiling's ConfigQueryResponse")
 	flag.Parse()
+	if *grpcAddr != "" {
+		if err := serveGRPC(*grpcAddr, *grpcStack, *grpcContent); err != nil {
+			fmt.Fprintln(os.Stderr, "nacosd-ceiling:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ok := []byte("ok")
 	if *body > 0 {
 		ok = []byte(strings.Repeat("x", *body))

@@ -2,7 +2,10 @@
 # side.sh: the Nacos 2.x gRPC figures of docs/benchmarks.md, side by side
 # in one run: Java Nacos 2.5.1 (conformance/reference2.sh; standalone,
 # embedded Derby), r-nacos (bin/rnacos/bin/rnacos, `make rnacos`) and
-# nacosd, one server at a time:
+# nacosd, one server at a time; with ceiling-go and ceiling-wire in
+# GRPCLOAD_SERVERS also the gRPC ceilings (nacosd-ceiling -grpc-addr: a
+# server that answers every request with a canned answer, on grpc-go or
+# on nacosd's own transport; unary steps and connect only):
 #
 #   query, publish, register, connect  nacosd-grpcload, -warmup then -d
 #   push   5 000 subscribers of one service, a change every 2 s
@@ -31,6 +34,7 @@ log() { echo "side.sh: $*" >&2; }
 mkdir -p bin
 CGO_ENABLED=0 $GO build -o bin/nacosd ./server/cmd/nacosd
 $GO build -o bin/nacosd-grpcload ./server/tools/nacosd-grpcload
+$GO build -o bin/nacosd-ceiling ./server/tools/nacosd-ceiling
 load=bin/nacosd-grpcload
 java_home=""
 if [[ " $servers " == *" java "* ]]; then
@@ -80,6 +84,12 @@ start_server() {
       (cd "$dir" && exec "$OLDPWD/bin/nacosd" -port $http -host $host -ip $host -data-dir "$dir/data" \
         -raft-addr $host:$((http + 1)) -log-level error) >"$dir/out.log" 2>&1 &
       url=http://$host:$http/nacos/v1/console/health/readiness ;;
+    ceiling-go|ceiling-wire)
+      http=$((base + 40)); grpc=$host:$((http + 1000))
+      bin/nacosd-ceiling -addr $host:$http -grpc-addr "$grpc" -grpc-stack "${name#ceiling-}" >"$dir/out.log" 2>&1 &
+      pid=$!
+      for _ in $(seq 100); do (exec 3<>"/dev/tcp/$host/$((http + 1000))") 2>/dev/null && return 0; sleep 0.1; done
+      log "$name did not listen"; exit 1 ;;
   esac
   pid=$!
   for _ in $(seq 600); do
@@ -108,7 +118,7 @@ for name in $servers; do
   done
   stop_server
   for step in push hold; do
-    [[ "$steps" == *" $step "* ]] || continue
+    [[ "$steps" == *" $step "* && $name != ceiling-* ]] || continue
     start_server "$name"
     la=$(cut -d' ' -f1 /proc/loadavg)
     case $step in
