@@ -115,7 +115,7 @@ func (s *Service) deregisteredSince(key []byte, now, receivedAt int64) bool {
 	}
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	at, ok := s.deregistered[string(key)]
+	at, ok := s.deregistered.get(string(key))
 	return ok && (now-at < deregisterQuiet || receivedAt > 0 && at >= receivedAt)
 }
 

@@ -58,7 +58,7 @@ func (r *Registry) RegisterHeld(_ context.Context, f InstanceForm, holder string
 	if custom != "" {
 		stored.InstanceID = custom
 	}
-	delete(s.deregistered, key)
+	s.deregistered.remove(key)
 	s.touch(now)
 	s.mu.Unlock()
 	r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditPut, key, nil)
@@ -92,10 +92,7 @@ func (r *Registry) DeregisterHeld(ctx context.Context, f InstanceForm, holder st
 	delete(s.ephemeral, key)
 	now := r.nowMillis()
 	s.touch(now)
-	if s.deregistered == nil {
-		s.deregistered = map[string]int64{}
-	}
-	s.deregistered[key] = now
+	s.deregistered.add(key, now)
 	s.mu.Unlock()
 	r.emitDeregistered(f.NamespaceID, f.ServiceName, key)
 	return true, nil

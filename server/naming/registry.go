@@ -175,8 +175,8 @@ type Service struct {
 	finalizeCount int
 	owned         bool // this node was the service's owner at the last sweep
 	// deregistered holds when ephemeral instances were explicitly
-	// deregistered (datum key → ms), for deregisterQuiet (beat.go)
-	deregistered map[string]int64
+	// deregistered, for deregisterQuiet (beat.go)
+	deregistered tombstones
 	// beatsReported: the service's owner reports its instances' beats
 	// (a nacosd owner, ApplyBeatTimes): the copies' last beats are true
 	beatsReported bool
@@ -321,7 +321,7 @@ func (r *Registry) Register(ctx context.Context, f InstanceForm) error {
 		s.meta.addCluster(NewClusterMeta(in.ClusterName))
 	}
 	key := r.addInstance(s.ephemeral, &in, true)
-	delete(s.deregistered, key)
+	s.deregistered.remove(key)
 	s.touch(now)
 	s.mu.Unlock()
 	r.emitEdit(f.NamespaceID, f.ServiceName, ChangedEphemeral, EditPut, key, nil)
@@ -422,11 +422,9 @@ func (r *Registry) Deregister(ctx context.Context, f InstanceForm) error {
 	_, found := s.ephemeral[key]
 	delete(s.ephemeral, key)
 	if found {
-		s.touch(r.nowMillis())
-		if s.deregistered == nil {
-			s.deregistered = map[string]int64{}
-		}
-		s.deregistered[key] = r.nowMillis()
+		now := r.nowMillis()
+		s.touch(now)
+		s.deregistered.add(key, now)
 	}
 	s.mu.Unlock()
 	if found {
@@ -609,11 +607,7 @@ func (r *Registry) Sweep(now time.Time) {
 			s.emitMu.Lock()
 		}
 		s.mu.Lock()
-		for key, at := range s.deregistered {
-			if ms-at >= deregisterKeep {
-				delete(s.deregistered, key)
-			}
-		}
+		s.deregistered.prune(ms)
 		if !owner {
 			s.owned = false
 			s.mu.Unlock()

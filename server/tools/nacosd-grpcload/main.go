@@ -208,12 +208,9 @@ func unary(c config) (result, error) {
 	key := func(i int) remote.ConfigKey {
 		return remote.ConfigKey{DataID: "load-" + strconv.Itoa(i%c.keys), Group: "LOAD", Tenant: c.tenant, HasDataID: true, HasGroup: true}
 	}
-	for i := 0; i < c.keys; i++ {
-		if err := check(clients[0].Do(ctx, &remote.ConfigPublishRequest{ConfigKey: key(i), Content: content})); err != nil {
-			return result{}, fmt.Errorf("prepare: %w", err)
-		}
+	if err := prepareConfigs(ctx, clients[0], c.keys, key, content); err != nil {
+		return result{}, err
 	}
-	time.Sleep(time.Second) // Java serves reads from a dump written after the commit
 	var seq atomic.Int64
 	return drive(c, func(w int, rec *recorder) {
 		n := int(seq.Add(1))
@@ -230,6 +227,49 @@ func unary(c config) (result, error) {
 		rec.done(time.Since(start), err)
 		cancel()
 	}), nil
+}
+
+// prepareConfigs publishes the n configs the query and publish steps use
+// and waits until each reads back (Java serves reads from a dump written
+// after the commit; a freshly started r-nacos acknowledged publishes it
+// then answered "config data not exist" for), publishing again the ones
+// that do not, for up to 30 s.
+func prepareConfigs(ctx context.Context, cl *remoteclient.Client, n int, key func(int) remote.ConfigKey, content string) error {
+	missing := make([]int, n)
+	for i := range missing {
+		missing[i] = i
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	var lastErr error
+	for attempt := 0; len(missing) > 0; attempt++ {
+		if attempt > 0 {
+			if time.Now().After(deadline) {
+				return fmt.Errorf("prepare: %d of %d configs not readable after 30 s: %v", len(missing), n, lastErr)
+			}
+			time.Sleep(time.Second)
+		}
+		if attempt%3 == 0 {
+			for _, i := range missing {
+				if err := check(cl.Do(ctx, &remote.ConfigPublishRequest{ConfigKey: key(i), Content: content})); err != nil {
+					return fmt.Errorf("prepare: %w", err)
+				}
+			}
+			time.Sleep(time.Second)
+		}
+		var left []int
+		for _, i := range missing {
+			_, d, err := cl.Do(ctx, &remote.ConfigQueryRequest{ConfigKey: key(i)})
+			if err == nil && d.Success() && d.Str("content") == content {
+				continue
+			}
+			if err == nil {
+				err = fmt.Errorf("%s %d %s", d.Type, d.ErrorCode, d.Message)
+			}
+			left, lastErr = append(left, i), err
+		}
+		missing = left
+	}
+	return nil
 }
 
 func check(_ *remote.Payload, d *remote.DecodedResponse, err error) error {
