@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin/nacosd
 
-.PHONY: test-root test-conformance-module docker docker-check build run run-cluster test vet test-unit test-integration test-process test-browser fuzz bench bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
+.PHONY: test-root test-conformance-module docker docker-check build run run-cluster test vet test-unit test-integration test-process test-browser fuzz bench bench-grpc bench-scale bench-history bench-start bench-cluster rnacos conformance conformance-fuzz security migrate-test lint clean ui ui-check ui-test ui-bench ui-screenshots cluster-test jepsen
 
 # The binary knows its build (`nacosd version`, the start-up log, metrics,
 # the console): the go command stamps the VCS revision unless -buildvcs=false
@@ -112,8 +112,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime 2s ./compat/ ./server/... ./raftstore/
 	GO=$(GO) bash server/tools/nacosd-load/wrk.sh
 
+# The Nacos 2.x gRPC side by side (not in CI): Java Nacos 2.5.1, r-nacos
+# (make rnacos), nacosd and the gRPC ceilings, one at a time; the section
+# "Nacos 2.x gRPC beside r-nacos and a server that does nothing" of
+# docs/benchmarks.md (server/tools/nacosd-grpcload/side.sh: its settings).
+bench-grpc:
+	GO=$(GO) bash server/tools/nacosd-grpcload/side.sh
+
 # r-nacos 0.8.8 (Rust; crates.io) for bench's r-nacos column, built with
-# cargo into bin/rnacos (~15 min on two CPUs; not in CI).
+# cargo into bin/rnacos (15–20 min on two quiet CPUs, over an hour on a
+# loaded machine; not in CI).
 rnacos:
 	cargo install rnacos --version 0.8.8 --locked --root bin/rnacos
 

@@ -2,8 +2,7 @@
 # side.sh: the Nacos 2.x gRPC figures of docs/benchmarks.md, side by side
 # in one run: Java Nacos 2.5.1 (conformance/reference2.sh; standalone,
 # embedded Derby), r-nacos (bin/rnacos/bin/rnacos, `make rnacos`) and
-# nacosd, one server at a time; with ceiling-go and ceiling-wire in
-# GRPCLOAD_SERVERS also the gRPC ceilings (nacosd-ceiling -grpc-addr: a
+# nacosd, one server at a time, then the gRPC ceilings (nacosd-ceiling -grpc-addr: a
 # server that answers every request with a canned answer, on grpc-go or
 # on nacosd's own transport; unary steps and connect only):
 #
@@ -12,7 +11,7 @@
 #   hold   10 000 connections, each listening to a config and subscribed
 #          to a service (RSS with them)
 #
-# Environment: GRPCLOAD_SERVERS (default "java rnacos nacosd"),
+# Environment: GRPCLOAD_SERVERS (default "java rnacos nacosd ceiling-go ceiling-wire"),
 # GRPCLOAD_STEPS (default all: "query publish register connect push hold"),
 # GRPCLOAD_D (15s), GRPCLOAD_WARMUP (20s), GRPCLOAD_HOST (127.0.0.51: nacosd
 # and r-nacos bind it), GRPCLOAD_PORT (HTTP port base, 24000: nacosd
@@ -22,7 +21,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 GO=${GO:-go}
-servers=${GRPCLOAD_SERVERS:-java rnacos nacosd}
+servers=${GRPCLOAD_SERVERS:-java rnacos nacosd ceiling-go ceiling-wire}
 d=${GRPCLOAD_D:-15s}
 warm=${GRPCLOAD_WARMUP:-20s}
 host=${GRPCLOAD_HOST:-127.0.0.51}
