@@ -90,6 +90,7 @@ func (s *Server) startGRPC(context.Context) error {
 	}
 	rc := grpcapi.DefaultConfig()
 	rc.Conns, rc.Clock, rc.Logger, rc.Auth = conns, s.cfg.Clock, s.log.With("component", "grpc"), grpcapi.NewAuth(s.auth)
+	rc.LocalWrites = s.cfg.Standalone
 	rc.VerifyNode = s.auth.Identity().Verify
 	if gc.MaxRecvMsgSize > 0 {
 		rc.MaxRecvMsgSize = gc.MaxRecvMsgSize

@@ -64,6 +64,10 @@ type Config struct {
 	// Transport is the gRPC server the edge runs on: TransportLean
 	// (server/grpcwire; the default) or TransportGRPCGo.
 	Transport string
+	// LocalWrites: every held-instance write applies on this node's
+	// registry, never over the network (a standalone server), so an
+	// InstanceRequest, too, runs on its connection's reader.
+	LocalWrites bool
 }
 
 // DefaultConfig returns Java Nacos 2.5.1's settings; Conns must be set.

@@ -45,7 +45,9 @@ func (s *Server) newWire() (*grpcwire.Server, error) {
 // inlineTypes are the requests answered from memory, never blocking and
 // never sending on a stream: the lean transport runs them on their
 // connection's reader (grpcwire.Config.Inline), with auth off (checking a
-// password is slow).
+// password is slow). With Config.LocalWrites (standalone) an
+// InstanceRequest joins them: its writes go to this node's registry, whose
+// change consumers only schedule work, never wait.
 var inlineTypes = map[string]bool{remote.TypeServerCheckRequest: true, remote.TypeHealthCheckRequest: true,
 	remote.TypeConfigQueryRequest: true}
 
@@ -53,7 +55,8 @@ func (s *Server) inline(_ *grpcwire.Conn, method string, req []byte) bool {
 	if method != methodRequest || (s.cfg.Auth != nil && s.cfg.Auth.Enabled()) {
 		return false
 	}
-	return inlineTypes[string(remote.PeekType(req))]
+	t := string(remote.PeekType(req))
+	return inlineTypes[t] || s.cfg.LocalWrites && t == remote.TypeInstanceRequest
 }
 
 // newConnInfo names a connection as Java's AddressTransportFilter does
