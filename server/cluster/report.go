@@ -22,12 +22,25 @@ import (
 // counting it DOWN refused to drop (its sync answered 409 "not the
 // owner") until that member's own report reached it 2 s later (jepsen
 // seed 1201: listed 31.9 s after its last beat).
-func (m *Manager) announce() {
+func (m *Manager) announce() { m.reportAll(m.ctx, m.Others()) }
+
+// reportAll reports to every target at once and returns those that did not
+// answer.
+func (m *Manager) reportAll(ctx context.Context, targets []string) []string {
+	var mu sync.Mutex
+	var unanswered []string
 	var wg sync.WaitGroup
-	for _, target := range m.Others() {
-		wg.Go(func() { m.reportTo(m.ctx, target) })
+	for _, t := range targets {
+		wg.Go(func() {
+			if !m.reportTo(ctx, t) {
+				mu.Lock()
+				unanswered = append(unanswered, t)
+				mu.Unlock()
+			}
+		})
 	}
 	wg.Wait()
+	return unanswered
 }
 
 // reportOnce is MemberInfoReportTask: send self to the next other member
@@ -91,22 +104,7 @@ func (m *Manager) reportTo(ctx context.Context, target string) bool {
 func (m *Manager) Probe(ctx context.Context, interval time.Duration) {
 	pending := m.Others()
 	for len(pending) > 0 {
-		var mu sync.Mutex
-		var next []string
-		var wg sync.WaitGroup
-		for _, t := range pending {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if !m.reportTo(ctx, t) {
-					mu.Lock()
-					next = append(next, t)
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
-		pending = next
+		pending = m.reportAll(ctx, pending)
 		if len(pending) == 0 {
 			return
 		}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/nacosd/nacosd/internal/clock"
+	"github.com/nacosd/nacosd/internal/expiry"
 	"github.com/nacosd/nacosd/server/naming"
 )
 
@@ -139,14 +140,10 @@ type Manager struct {
 
 	mu    sync.Mutex
 	conns map[string]map[svcKey][]*held // connection id → service → instances
-	gone  map[string]time.Time          // connections dropped (a late write must not revive them)
-	// goneOrder is gone's ids in the order they were dropped, so Drop
-	// forgets the expired ones from the front instead of scanning gone
-	// (which holds every connection of the last goneFor: a scan per drop
-	// made connection churn quadratic)
-	goneOrder []goneEntry
-	goneHead  int // goneOrder[:goneHead] are forgotten already
-	tasks     *clock.Schedules
+	// gone: connections dropped (a late write must not revive them),
+	// forgotten goneFor after their drop (UnixNano)
+	gone  expiry.Log[string]
+	tasks *clock.Schedules
 	// closed: the node shuts down; the instances it holds are left to
 	// their owners' expiry while their clients move to other members
 	closed bool
@@ -159,7 +156,7 @@ func New(cfg Config) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Manager{cfg: cfg, conns: map[string]map[svcKey][]*held{}, gone: map[string]time.Time{}}, nil
+	return &Manager{cfg: cfg, conns: map[string]map[svcKey][]*held{}}, nil
 }
 
 // Start beats for the held instances every Tick.
@@ -191,7 +188,7 @@ func (m *Manager) Set(ctx context.Context, connID, ns, svc string, ins []naming.
 	now := m.cfg.Clock.Now()
 	k := svcKey{ns, svc}
 	m.mu.Lock()
-	if _, dropped := m.gone[connID]; dropped {
+	if _, dropped := m.gone.Get(connID); dropped {
 		m.mu.Unlock()
 		return ErrDisconnected
 	}
@@ -229,7 +226,7 @@ func (m *Manager) Set(ctx context.Context, connID, ns, svc string, ins []naming.
 	}
 	err := m.apply(ctx, ops)
 	m.mu.Lock()
-	_, dropped := m.gone[connID]
+	_, dropped := m.gone.Get(connID)
 	m.mu.Unlock()
 	if dropped {
 		// the connection ended while the writes were on their way: what
@@ -248,7 +245,7 @@ func (m *Manager) Set(ctx context.Context, connID, ns, svc string, ins []naming.
 func (m *Manager) Remove(ctx context.Context, connID, ns, svc string) error {
 	k := svcKey{ns, svc}
 	m.mu.Lock()
-	if _, dropped := m.gone[connID]; dropped {
+	if _, dropped := m.gone.Get(connID); dropped {
 		m.mu.Unlock()
 		return ErrDisconnected
 	}
@@ -266,27 +263,6 @@ func (m *Manager) Remove(ctx context.Context, connID, ns, svc string) error {
 // goneFor is how long a dropped connection's id is remembered.
 const goneFor = 2 * time.Minute
 
-type goneEntry struct {
-	id string
-	at time.Time
-}
-
-// forgetGoneLocked forgets the connections dropped more than goneFor
-// before now (m.mu held).
-func (m *Manager) forgetGoneLocked(now time.Time) {
-	for ; m.goneHead < len(m.goneOrder) && now.Sub(m.goneOrder[m.goneHead].at) > goneFor; m.goneHead++ {
-		e := m.goneOrder[m.goneHead]
-		if at, ok := m.gone[e.id]; ok && at.Equal(e.at) { // not dropped again since
-			delete(m.gone, e.id)
-		}
-		m.goneOrder[m.goneHead] = goneEntry{}
-	}
-	if m.goneHead > len(m.goneOrder)/2 { // compact: amortised O(1) per drop
-		m.goneOrder = append(m.goneOrder[:0], m.goneOrder[m.goneHead:]...)
-		m.goneHead = 0
-	}
-}
-
 // Drop deregisters everything a connection held (it closed or was
 // ejected) DropGrace later; it does not wait. Beats stop at once. An owner
 // that cannot be reached expires the instances (their beats stopped).
@@ -295,9 +271,8 @@ func (m *Manager) Drop(connID string) {
 	m.mu.Lock()
 	svcs := m.conns[connID]
 	delete(m.conns, connID)
-	m.gone[connID] = now
-	m.goneOrder = append(m.goneOrder, goneEntry{connID, now})
-	m.forgetGoneLocked(now)
+	m.gone.Add(connID, now.UnixNano())
+	m.gone.Prune(now.Add(-goneFor).UnixNano() - 1) // dropped more than goneFor ago
 	closed := m.closed
 	m.mu.Unlock()
 	if len(svcs) == 0 || closed {

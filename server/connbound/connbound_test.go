@@ -179,7 +179,7 @@ func TestDroppedIDsForgottenInOrder(t *testing.T) {
 		clk.Advance(100 * time.Millisecond)
 	}
 	m.mu.Lock()
-	gone, queued := len(m.gone), len(m.goneOrder)-m.goneHead
+	gone, queued := m.gone.Len(), m.gone.Queued()
 	m.mu.Unlock()
 	if want := int(goneFor/(100*time.Millisecond)) + 1; gone > want || queued > want+2 {
 		t.Fatalf("after 5000 drops 100 ms apart: %d ids remembered, %d queued; want at most %d", gone, queued, want)
